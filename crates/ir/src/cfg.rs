@@ -1,0 +1,193 @@
+//! Control-flow analyses on a kernel: basic blocks and immediate
+//! post-dominators. A divergent branch reconverges at the immediate
+//! post-dominator of its block, which is what the convergence barriers that
+//! the compiler inserts achieve on Volta and later GPUs (DESIGN.md,
+//! "Execution semantics"). The algorithm is Cooper, Harvey and Kennedy,
+//! "A Simple, Fast Dominance Algorithm" (2001), run on the reversed graph.
+
+use crate::instr::Op;
+use crate::kernel::{InstrId, Kernel};
+
+/// A basic block: instructions `start..end`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Block {
+    pub start: InstrId,
+    pub end: InstrId,
+    pub successors: Vec<Successor>,
+}
+
+/// Where control goes after a block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Successor {
+    Block(usize),
+    /// The thread exits (an `exit`, or running past the last instruction).
+    Exit,
+}
+
+/// The basic blocks of a kernel, in instruction order.
+#[derive(Clone, Debug)]
+pub struct Cfg {
+    pub blocks: Vec<Block>,
+    /// For each instruction, the block that holds it.
+    pub block_of: Vec<usize>,
+}
+
+impl Cfg {
+    pub fn build(kernel: &Kernel) -> Cfg {
+        let count = kernel.instrs.len();
+        let mut is_leader = vec![false; count + 1];
+        is_leader[0] = true;
+        for label in &kernel.labels {
+            is_leader[label.target.index().min(count)] = true;
+        }
+        for (index, instr) in kernel.instrs.iter().enumerate() {
+            if matches!(instr.op, Op::Branch { .. } | Op::Exit) {
+                is_leader[index + 1] = true;
+            }
+        }
+        let mut blocks = Vec::new();
+        let mut block_of = vec![0; count];
+        let mut start = 0;
+        while start < count {
+            let mut end = start + 1;
+            while end < count && !is_leader[end] {
+                end += 1;
+            }
+            for slot in &mut block_of[start..end] {
+                *slot = blocks.len();
+            }
+            blocks.push(Block {
+                start: InstrId(start as u32),
+                end: InstrId(end as u32),
+                successors: Vec::new(),
+            });
+            start = end;
+        }
+        let successor_at = |position: usize, block_of: &[usize]| {
+            if position >= count {
+                Successor::Exit
+            } else {
+                Successor::Block(block_of[position])
+            }
+        };
+        for block in &mut blocks {
+            let last = &kernel.instrs[block.end.index() - 1];
+            let fallthrough = successor_at(block.end.index(), &block_of);
+            let mut successors = Vec::new();
+            match &last.op {
+                Op::Branch { target } => {
+                    let target = kernel.label(*target).target.index();
+                    successors.push(successor_at(target, &block_of));
+                    if last.guard.is_some() {
+                        successors.push(fallthrough);
+                    }
+                }
+                Op::Exit => {
+                    successors.push(Successor::Exit);
+                    if last.guard.is_some() {
+                        successors.push(fallthrough);
+                    }
+                }
+                _ => successors.push(fallthrough),
+            }
+            successors.dedup();
+            block.successors = successors;
+        }
+        Cfg { blocks, block_of }
+    }
+
+    /// For each block, its immediate post-dominator: `Some(Successor::Block)`,
+    /// `Some(Successor::Exit)` when only the exit post-dominates it, or `None`
+    /// when the block cannot reach the exit at all (an endless loop).
+    pub fn immediate_post_dominators(&self) -> Vec<Option<Successor>> {
+        let count = self.blocks.len();
+        // Node `count` is the virtual exit; edges are reversed, so a node's
+        // "predecessors" in the algorithm are its successors in the CFG.
+        let exit = count;
+        let node = |successor: Successor| match successor {
+            Successor::Block(index) => index,
+            Successor::Exit => exit,
+        };
+        let mut reverse_predecessors: Vec<Vec<usize>> = vec![Vec::new(); count + 1];
+        for (index, block) in self.blocks.iter().enumerate() {
+            for &successor in &block.successors {
+                reverse_predecessors[node(successor)].push(index);
+            }
+        }
+        // Post-order of the reversed graph from the exit, by an explicit stack.
+        let mut order = Vec::with_capacity(count + 1);
+        let mut visited = vec![false; count + 1];
+        let mut stack = vec![(exit, 0usize)];
+        visited[exit] = true;
+        while let Some((current, child)) = stack.pop() {
+            if let Some(&next) = reverse_predecessors[current].get(child) {
+                stack.push((current, child + 1));
+                if !visited[next] {
+                    visited[next] = true;
+                    stack.push((next, 0));
+                }
+            } else {
+                order.push(current);
+            }
+        }
+        let mut rank = vec![usize::MAX; count + 1];
+        for (position, &n) in order.iter().enumerate() {
+            rank[n] = position;
+        }
+        let mut ipdom: Vec<Option<usize>> = vec![None; count + 1];
+        ipdom[exit] = Some(exit);
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for &n in order.iter().rev() {
+                if n == exit {
+                    continue;
+                }
+                let mut new_ipdom: Option<usize> = None;
+                for successor in &self.blocks[n].successors {
+                    let s = node(*successor);
+                    if ipdom[s].is_none() {
+                        continue;
+                    }
+                    new_ipdom = Some(match new_ipdom {
+                        None => s,
+                        Some(current) => intersect(&ipdom, &rank, current, s),
+                    });
+                }
+                if new_ipdom.is_some() && ipdom[n] != new_ipdom {
+                    ipdom[n] = new_ipdom;
+                    changed = true;
+                }
+            }
+        }
+        (0..count)
+            .map(|index| {
+                ipdom[index].map(|p| {
+                    if p == exit {
+                        Successor::Exit
+                    } else {
+                        Successor::Block(p)
+                    }
+                })
+            })
+            .collect()
+    }
+}
+
+fn intersect(ipdom: &[Option<usize>], rank: &[usize], mut a: usize, mut b: usize) -> usize {
+    while a != b {
+        while rank[a] < rank[b] {
+            match ipdom[a] {
+                Some(next) => a = next,
+                None => return b,
+            }
+        }
+        while rank[b] < rank[a] {
+            match ipdom[b] {
+                Some(next) => b = next,
+                None => return a,
+            }
+        }
+    }
+    a
+}

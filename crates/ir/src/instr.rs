@@ -1,0 +1,597 @@
+//! The instruction set of the kernel IR: one [`Instr`] is one line of `.kir`
+//! text and one warp-level instruction of the machine. The operations follow
+//! the PTX ISA (chapter "Instruction Set") closely so that the PTX front end
+//! lowers one PTX instruction to one IR instruction wherever it can.
+
+use crate::kernel::{FileId, LabelId, RegId, SymbolId};
+use crate::types::{ScalarType, Scope, SpecialReg, StateSpace};
+
+/// A source position: the file (an index into [`crate::Module::files`]) and
+/// the 1-based line. For `.kir` files it is the line of the instruction itself
+/// unless a `.loc` directive says otherwise; for PTX it is the CUDA line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SourceLoc {
+    pub file: FileId,
+    pub line: u32,
+}
+
+/// One instruction with its optional guard predicate (`@%p` or `@!%p`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Instr {
+    pub guard: Option<Guard>,
+    pub op: Op,
+    pub loc: SourceLoc,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Guard {
+    pub reg: RegId,
+    pub negated: bool,
+}
+
+/// An input operand.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Operand {
+    Reg(RegId),
+    /// A literal, stored as the bits it has in the type named by `ty`
+    /// (the type the instruction reads this operand as).
+    Imm {
+        bits: u64,
+        ty: ScalarType,
+    },
+    Special(SpecialReg),
+    /// The address of a variable in its own state space (`mov.u32 %r, tile`).
+    Symbol(SymbolId),
+}
+
+/// A memory address `[base + offset]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Address {
+    pub base: AddressBase,
+    pub offset: i64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AddressBase {
+    Reg(RegId),
+    Symbol(SymbolId),
+    /// No base: the offset is the whole address.
+    Absolute,
+}
+
+/// Two-input arithmetic and logic (`dst = a op b`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinaryOp {
+    Add,
+    Sub,
+    /// Float multiply, or integer multiply keeping the low half (`mul.lo`).
+    Mul,
+    /// Integer multiply keeping the high half (`mul.hi`).
+    MulHi,
+    /// Integer multiply into a destination twice as wide (`mul.wide`).
+    MulWide,
+    Div,
+    Rem,
+    Min,
+    Max,
+    And,
+    Or,
+    Xor,
+    Shl,
+    /// Arithmetic for signed types, logical otherwise.
+    Shr,
+}
+
+impl BinaryOp {
+    pub const ALL: [BinaryOp; 14] = [
+        BinaryOp::Add,
+        BinaryOp::Sub,
+        BinaryOp::Mul,
+        BinaryOp::MulHi,
+        BinaryOp::MulWide,
+        BinaryOp::Div,
+        BinaryOp::Rem,
+        BinaryOp::Min,
+        BinaryOp::Max,
+        BinaryOp::And,
+        BinaryOp::Or,
+        BinaryOp::Xor,
+        BinaryOp::Shl,
+        BinaryOp::Shr,
+    ];
+}
+
+/// One-input operations (`dst = op a`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UnaryOp {
+    Mov,
+    Neg,
+    Abs,
+    Not,
+    Popc,
+    Clz,
+    Brev,
+    Sqrt,
+    Rcp,
+    Rsqrt,
+}
+
+/// `mad` and `fma`: `dst = a * b + c`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MulAddMode {
+    /// Integer, low half of the product (`mad.lo`).
+    Lo,
+    /// Integer, high half of the product (`mad.hi`).
+    Hi,
+    /// Integer, double-width product and accumulator (`mad.wide`).
+    Wide,
+    /// Float, one rounding (`fma.rn`).
+    Fused,
+}
+
+/// Comparison operators of `setp` (PTX ISA, "Comparison and Selection").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CmpOp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    /// Unsigned forms, also accepted on unsigned and bit types.
+    Lo,
+    Ls,
+    Hi,
+    Hs,
+    /// Unordered float forms: true when either input is NaN.
+    Equ,
+    Neu,
+    Ltu,
+    Leu,
+    Gtu,
+    Geu,
+    /// Both inputs are numbers / either is NaN.
+    Num,
+    Nan,
+}
+
+impl CmpOp {
+    pub const ALL: [CmpOp; 18] = [
+        CmpOp::Eq,
+        CmpOp::Ne,
+        CmpOp::Lt,
+        CmpOp::Le,
+        CmpOp::Gt,
+        CmpOp::Ge,
+        CmpOp::Lo,
+        CmpOp::Ls,
+        CmpOp::Hi,
+        CmpOp::Hs,
+        CmpOp::Equ,
+        CmpOp::Neu,
+        CmpOp::Ltu,
+        CmpOp::Leu,
+        CmpOp::Gtu,
+        CmpOp::Geu,
+        CmpOp::Num,
+        CmpOp::Nan,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            CmpOp::Eq => "eq",
+            CmpOp::Ne => "ne",
+            CmpOp::Lt => "lt",
+            CmpOp::Le => "le",
+            CmpOp::Gt => "gt",
+            CmpOp::Ge => "ge",
+            CmpOp::Lo => "lo",
+            CmpOp::Ls => "ls",
+            CmpOp::Hi => "hi",
+            CmpOp::Hs => "hs",
+            CmpOp::Equ => "equ",
+            CmpOp::Neu => "neu",
+            CmpOp::Ltu => "ltu",
+            CmpOp::Leu => "leu",
+            CmpOp::Gtu => "gtu",
+            CmpOp::Geu => "geu",
+            CmpOp::Num => "num",
+            CmpOp::Nan => "nan",
+        }
+    }
+
+    /// Whether the comparison is only meaningful for floats.
+    pub fn is_float_only(self) -> bool {
+        matches!(
+            self,
+            CmpOp::Equ
+                | CmpOp::Neu
+                | CmpOp::Ltu
+                | CmpOp::Leu
+                | CmpOp::Gtu
+                | CmpOp::Geu
+                | CmpOp::Num
+                | CmpOp::Nan
+        )
+    }
+
+    /// Whether the comparison is only meaningful for integers.
+    pub fn is_unsigned_only(self) -> bool {
+        matches!(self, CmpOp::Lo | CmpOp::Ls | CmpOp::Hi | CmpOp::Hs)
+    }
+}
+
+/// Predicate combination (`setp...and`, `bar.red.and`, `vote`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BoolOp {
+    And,
+    Or,
+    Xor,
+}
+
+impl BoolOp {
+    pub fn name(self) -> &'static str {
+        match self {
+            BoolOp::And => "and",
+            BoolOp::Or => "or",
+            BoolOp::Xor => "xor",
+        }
+    }
+}
+
+/// A predicate operand with optional negation (`!%p`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PredOperand {
+    pub value: Operand,
+    pub negated: bool,
+}
+
+/// Float-to-integer and float-to-float rounding of `cvt`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Rounding {
+    /// Float results: nearest even, toward zero, down, up.
+    Rn,
+    Rz,
+    Rm,
+    Rp,
+    /// Integer results from floats: nearest even, toward zero, down, up.
+    Rni,
+    Rzi,
+    Rmi,
+    Rpi,
+}
+
+impl Rounding {
+    pub const ALL: [Rounding; 8] = [
+        Rounding::Rn,
+        Rounding::Rz,
+        Rounding::Rm,
+        Rounding::Rp,
+        Rounding::Rni,
+        Rounding::Rzi,
+        Rounding::Rmi,
+        Rounding::Rpi,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Rounding::Rn => "rn",
+            Rounding::Rz => "rz",
+            Rounding::Rm => "rm",
+            Rounding::Rp => "rp",
+            Rounding::Rni => "rni",
+            Rounding::Rzi => "rzi",
+            Rounding::Rmi => "rmi",
+            Rounding::Rpi => "rpi",
+        }
+    }
+
+    pub fn is_integer_rounding(self) -> bool {
+        matches!(
+            self,
+            Rounding::Rni | Rounding::Rzi | Rounding::Rmi | Rounding::Rpi
+        )
+    }
+}
+
+/// Read-modify-write operations of `atom` and `red`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AtomOp {
+    Add,
+    Min,
+    Max,
+    Exch,
+    Cas,
+    And,
+    Or,
+    Xor,
+    Inc,
+    Dec,
+}
+
+impl AtomOp {
+    pub const ALL: [AtomOp; 10] = [
+        AtomOp::Add,
+        AtomOp::Min,
+        AtomOp::Max,
+        AtomOp::Exch,
+        AtomOp::Cas,
+        AtomOp::And,
+        AtomOp::Or,
+        AtomOp::Xor,
+        AtomOp::Inc,
+        AtomOp::Dec,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            AtomOp::Add => "add",
+            AtomOp::Min => "min",
+            AtomOp::Max => "max",
+            AtomOp::Exch => "exch",
+            AtomOp::Cas => "cas",
+            AtomOp::And => "and",
+            AtomOp::Or => "or",
+            AtomOp::Xor => "xor",
+            AtomOp::Inc => "inc",
+            AtomOp::Dec => "dec",
+        }
+    }
+}
+
+/// What a block-level barrier instruction does (PTX ISA, `bar`/`barrier`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BarrierKind {
+    /// Arrive and wait (`bar.sync`; `__syncthreads` is `bar.sync 0`).
+    Sync,
+    /// Arrive without waiting (`bar.arrive`).
+    Arrive,
+    /// Arrive, wait, and reduce a predicate over the arriving threads (`bar.red`).
+    Reduce(BarrierReduction),
+}
+
+/// The reduction of `bar.red` (`__syncthreads_count/and/or`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BarrierReduction {
+    /// Count of threads whose predicate is true, into a `.u32` register.
+    Popc,
+    /// All true, into a predicate.
+    And,
+    /// Any true, into a predicate.
+    Or,
+}
+
+/// Memory-ordering instruction (PTX ISA, `membar`/`fence`). On sm_70 and later
+/// `membar.X` behaves as `fence.sc.X`; the IR keeps the spelling for reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FenceKind {
+    /// `membar.cta|gl|sys`.
+    Membar,
+    /// `fence.sc.<scope>`.
+    SequentiallyConsistent,
+    /// `fence.acq_rel.<scope>` (also plain `fence.<scope>`).
+    AcquireRelease,
+}
+
+/// Shuffle source-lane selection (`shfl.sync.up|down|bfly|idx`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ShuffleMode {
+    Up,
+    Down,
+    Butterfly,
+    Index,
+}
+
+impl ShuffleMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            ShuffleMode::Up => "up",
+            ShuffleMode::Down => "down",
+            ShuffleMode::Butterfly => "bfly",
+            ShuffleMode::Index => "idx",
+        }
+    }
+}
+
+/// Warp vote (`vote.sync.all|any|uni|ballot`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum VoteMode {
+    All,
+    Any,
+    Uniform,
+    Ballot,
+}
+
+impl VoteMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            VoteMode::All => "all",
+            VoteMode::Any => "any",
+            VoteMode::Uniform => "uni",
+            VoteMode::Ballot => "ballot",
+        }
+    }
+}
+
+/// Memory-ordering qualifiers of a load or store (`.volatile`, `.relaxed.gpu`, ...).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum MemoryOrder {
+    /// A plain (weak) access.
+    #[default]
+    Weak,
+    Volatile,
+    Relaxed(Scope),
+    Acquire(Scope),
+    Release(Scope),
+}
+
+/// The operation of an instruction, with its operands.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Op {
+    Binary {
+        op: BinaryOp,
+        ty: ScalarType,
+        dst: RegId,
+        a: Operand,
+        b: Operand,
+    },
+    Unary {
+        op: UnaryOp,
+        ty: ScalarType,
+        dst: RegId,
+        a: Operand,
+    },
+    MulAdd {
+        mode: MulAddMode,
+        ty: ScalarType,
+        dst: RegId,
+        a: Operand,
+        b: Operand,
+        c: Operand,
+    },
+    /// `setp.cmp[.boolop].ty dst, a, b[, c]`: `dst = (a cmp b) boolop c`.
+    Setp {
+        cmp: CmpOp,
+        ty: ScalarType,
+        dst: RegId,
+        a: Operand,
+        b: Operand,
+        combine: Option<(BoolOp, PredOperand)>,
+    },
+    /// `selp.ty dst, a, b, c`: `dst = c ? a : b`.
+    Selp {
+        ty: ScalarType,
+        dst: RegId,
+        a: Operand,
+        b: Operand,
+        cond: PredOperand,
+    },
+    Cvt {
+        dst_ty: ScalarType,
+        src_ty: ScalarType,
+        rounding: Option<Rounding>,
+        saturate: bool,
+        dst: RegId,
+        src: Operand,
+    },
+    /// `ld.space[.order][.vN].ty`: one register per vector element.
+    Load {
+        space: StateSpace,
+        order: MemoryOrder,
+        ty: ScalarType,
+        dst: Vec<RegId>,
+        addr: Address,
+    },
+    Store {
+        space: StateSpace,
+        order: MemoryOrder,
+        ty: ScalarType,
+        addr: Address,
+        src: Vec<Operand>,
+    },
+    /// `atom.space.op.ty dst, [addr], a[, b]`, or `red` when `dst` is `None`.
+    Atom {
+        space: StateSpace,
+        op: AtomOp,
+        ty: ScalarType,
+        dst: Option<RegId>,
+        addr: Address,
+        a: Operand,
+        b: Option<Operand>,
+    },
+    /// `bar.sync id[, count]`, `bar.arrive id, count`,
+    /// `bar.red.op.ty dst, id[, count], [!]pred`.
+    Barrier {
+        kind: BarrierKind,
+        id: Operand,
+        count: Option<Operand>,
+        reduction: Option<(RegId, PredOperand)>,
+    },
+    /// `bar.warp.sync mask` (`__syncwarp`).
+    WarpSync {
+        mask: Operand,
+    },
+    Fence {
+        kind: FenceKind,
+        scope: Scope,
+    },
+    /// `shfl.sync.mode.b32 dst[|pred], a, b, c, mask`.
+    Shuffle {
+        mode: ShuffleMode,
+        dst: RegId,
+        dst_pred: Option<RegId>,
+        a: Operand,
+        b: Operand,
+        c: Operand,
+        mask: Operand,
+    },
+    /// `vote.sync.mode.pred dst, [!]pred, mask` (`.b32` for ballot).
+    Vote {
+        mode: VoteMode,
+        dst: RegId,
+        pred: PredOperand,
+        mask: Operand,
+    },
+    Branch {
+        target: LabelId,
+    },
+    /// Ends the thread (`exit`, and `ret` in a kernel).
+    Exit,
+}
+
+impl Op {
+    /// The state space and kind of memory access, for reports.
+    pub fn memory_access(&self) -> Option<(StateSpace, MemoryAccessKind)> {
+        match self {
+            Op::Load { space, .. } => Some((*space, MemoryAccessKind::Load)),
+            Op::Store { space, .. } => Some((*space, MemoryAccessKind::Store)),
+            Op::Atom {
+                space,
+                dst: Some(_),
+                ..
+            } => Some((*space, MemoryAccessKind::Atomic)),
+            Op::Atom {
+                space, dst: None, ..
+            } => Some((*space, MemoryAccessKind::Reduction)),
+            _ => None,
+        }
+    }
+
+    /// The registers the instruction writes.
+    pub fn destinations(&self) -> Vec<RegId> {
+        match self {
+            Op::Binary { dst, .. }
+            | Op::Unary { dst, .. }
+            | Op::MulAdd { dst, .. }
+            | Op::Setp { dst, .. }
+            | Op::Selp { dst, .. }
+            | Op::Cvt { dst, .. }
+            | Op::Vote { dst, .. } => vec![*dst],
+            Op::Load { dst, .. } => dst.clone(),
+            Op::Atom { dst, .. } => dst.iter().copied().collect(),
+            Op::Barrier { reduction, .. } => reduction.iter().map(|(dst, _)| *dst).collect(),
+            Op::Shuffle { dst, dst_pred, .. } => std::iter::once(*dst)
+                .chain(dst_pred.iter().copied())
+                .collect(),
+            Op::Store { .. }
+            | Op::WarpSync { .. }
+            | Op::Fence { .. }
+            | Op::Branch { .. }
+            | Op::Exit => Vec::new(),
+        }
+    }
+}
+
+/// The kind of a memory access, as reports name it (`op` in the JSON report).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MemoryAccessKind {
+    #[serde(rename = "ld")]
+    Load,
+    #[serde(rename = "st")]
+    Store,
+    #[serde(rename = "atom")]
+    Atomic,
+    #[serde(rename = "red")]
+    Reduction,
+}

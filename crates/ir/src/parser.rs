@@ -1,0 +1,1318 @@
+//! Reads `.kir` text into a [`Module`]. The grammar is a PTX-like subset
+//! written one statement per line and ended by `;` (see the crate docs).
+//! The parser stops at the first error and never panics, whatever the input.
+
+use std::collections::HashMap;
+
+use indexmap::IndexMap;
+
+use crate::error::ParseError;
+use crate::instr::*;
+use crate::kernel::*;
+use crate::lexer::{tokenize, Token, TokenKind};
+use crate::types::{ScalarType, Scope, SpecialReg, StateSpace, TypeKind};
+
+/// Parses a whole `.kir` file. `file_name` is used in error messages and as
+/// the file of every location not set by a `.loc` directive.
+pub fn parse_module(file_name: &str, text: &str) -> Result<Module, ParseError> {
+    let tokens = tokenize(file_name, text)?;
+    let mut parser = Parser {
+        file_name,
+        tokens,
+        position: 0,
+        module: Module::default(),
+        declared_files: HashMap::new(),
+        own_file: None,
+        active_loc: None,
+    };
+    parser.parse_module()?;
+    Ok(parser.module)
+}
+
+type Result<T, E = ParseError> = std::result::Result<T, E>;
+
+struct Parser<'a> {
+    file_name: &'a str,
+    tokens: Vec<Token>,
+    position: usize,
+    module: Module,
+    /// `.file N` numbers to file ids.
+    declared_files: HashMap<u64, FileId>,
+    /// This file's id, registered the first time an item takes its own line.
+    own_file: Option<FileId>,
+    /// The location set by the last `.loc`.
+    active_loc: Option<SourceLoc>,
+}
+
+/// What the parser knows about the kernel being read.
+struct KernelScope {
+    regs: IndexMap<String, RegId>,
+    symbols: IndexMap<String, SymbolId>,
+    labels: IndexMap<String, LabelId>,
+    /// For each label: where it is defined (if yet) and first used.
+    label_sites: Vec<(Option<InstrId>, Token)>,
+    kernel: Kernel,
+}
+
+impl<'a> Parser<'a> {
+    fn peek(&self) -> &Token {
+        &self.tokens[self.position.min(self.tokens.len() - 1)]
+    }
+
+    fn peek_at(&self, ahead: usize) -> &Token {
+        &self.tokens[(self.position + ahead).min(self.tokens.len() - 1)]
+    }
+
+    fn next(&mut self) -> Token {
+        let token = self.peek().clone();
+        if self.position < self.tokens.len() - 1 {
+            self.position += 1;
+        }
+        token
+    }
+
+    #[cold]
+    fn error_at(&self, token: &Token, message: impl Into<String>) -> ParseError {
+        ParseError {
+            file: self.file_name.to_string(),
+            line: token.line,
+            column: token.column,
+            length: token.length.max(1),
+            message: message.into(),
+        }
+    }
+
+    #[cold]
+    fn unexpected(&self, token: &Token, expected: &str) -> ParseError {
+        self.error_at(
+            token,
+            format!("expected {expected}, found {}", token.kind.describe()),
+        )
+    }
+
+    fn is_punct(&self, c: char) -> bool {
+        self.peek().kind == TokenKind::Punct(c)
+    }
+
+    fn eat_punct(&mut self, c: char) -> bool {
+        if self.is_punct(c) {
+            self.next();
+            true
+        } else {
+            false
+        }
+    }
+
+    fn expect_punct(&mut self, c: char) -> Result<Token> {
+        let token = self.next();
+        if token.kind == TokenKind::Punct(c) {
+            Ok(token)
+        } else {
+            Err(self.unexpected(&token, &format!("`{c}`")))
+        }
+    }
+
+    /// A statement ends with `;`.
+    fn end_statement(&mut self) -> Result<()> {
+        let token = self.peek().clone();
+        if token.kind == TokenKind::Punct(';') {
+            self.next();
+            Ok(())
+        } else {
+            Err(self.unexpected(&token, "`;` at the end of the statement"))
+        }
+    }
+
+    fn expect_word(&mut self, what: &str) -> Result<(String, Token)> {
+        let token = self.next();
+        match &token.kind {
+            TokenKind::Word(word) => Ok((word.clone(), token)),
+            _ => Err(self.unexpected(&token, what)),
+        }
+    }
+
+    fn expect_integer(&mut self, what: &str) -> Result<(u64, Token)> {
+        let token = self.next();
+        match token.kind {
+            TokenKind::Integer(value) => Ok((value, token)),
+            _ => Err(self.unexpected(&token, what)),
+        }
+    }
+
+    fn expect_type_directive(&mut self) -> Result<(ScalarType, Token)> {
+        let token = self.next();
+        if let TokenKind::Directive(name) = &token.kind {
+            if let Some(ty) = ScalarType::from_name(name) {
+                return Ok((ty, token));
+            }
+        }
+        Err(self.unexpected(&token, "a type such as `.u32` or `.f32`"))
+    }
+
+    /// The location an item starting at `token` gets: the active `.loc`, or its own line.
+    fn loc_for(&mut self, token: &Token) -> SourceLoc {
+        if let Some(loc) = self.active_loc {
+            return loc;
+        }
+        let file = *self.own_file.get_or_insert_with(|| {
+            self.module.files.push(self.file_name.to_string());
+            FileId(self.module.files.len() as u32 - 1)
+        });
+        SourceLoc {
+            file,
+            line: token.line,
+        }
+    }
+
+    fn parse_module(&mut self) -> Result<()> {
+        loop {
+            let token = self.peek().clone();
+            match &token.kind {
+                TokenKind::End => return Ok(()),
+                TokenKind::Directive(name) if name == "file" => self.parse_file_directive()?,
+                TokenKind::Directive(name) if name == "loc" => self.parse_loc_directive()?,
+                TokenKind::Directive(name) if name == "kernel" => self.parse_kernel()?,
+                _ => return Err(self.unexpected(&token, "`.kernel`, `.file` or `.loc`")),
+            }
+        }
+    }
+
+    fn parse_file_directive(&mut self) -> Result<()> {
+        self.next();
+        let (number, number_token) = self.expect_integer("a file number")?;
+        let token = self.next();
+        let TokenKind::String(name) = token.kind else {
+            return Err(self.unexpected(&token, "a quoted file name"));
+        };
+        if self.declared_files.contains_key(&number) {
+            return Err(self.error_at(&number_token, format!("file {number} is declared twice")));
+        }
+        self.module.files.push(name);
+        self.declared_files
+            .insert(number, FileId(self.module.files.len() as u32 - 1));
+        self.eat_punct(';');
+        Ok(())
+    }
+
+    fn parse_loc_directive(&mut self) -> Result<()> {
+        self.next();
+        let (number, number_token) = self.expect_integer("a file number")?;
+        let (line, line_token) = self.expect_integer("a line number")?;
+        let Some(&file) = self.declared_files.get(&number) else {
+            return Err(self.error_at(
+                &number_token,
+                format!("file {number} is not declared by a `.file` directive"),
+            ));
+        };
+        let line =
+            u32::try_from(line).map_err(|_| self.error_at(&line_token, "line number too large"))?;
+        self.active_loc = Some(SourceLoc { file, line });
+        self.eat_punct(';');
+        Ok(())
+    }
+
+    fn parse_kernel(&mut self) -> Result<()> {
+        let kernel_token = self.next();
+        let loc = self.loc_for(&kernel_token);
+        let (name, name_token) = self.expect_word("the kernel name")?;
+        if name.contains('.') {
+            return Err(self.error_at(&name_token, "a kernel name may not contain `.`"));
+        }
+        if self.module.kernel(&name).is_some() {
+            return Err(self.error_at(&name_token, format!("kernel `{name}` is defined twice")));
+        }
+        let mut scope = KernelScope {
+            regs: IndexMap::new(),
+            symbols: IndexMap::new(),
+            labels: IndexMap::new(),
+            label_sites: Vec::new(),
+            kernel: Kernel {
+                name,
+                loc,
+                symbols: Vec::new(),
+                regs: Vec::new(),
+                labels: Vec::new(),
+                instrs: Vec::new(),
+            },
+        };
+        self.expect_punct('(')?;
+        if !self.eat_punct(')') {
+            loop {
+                let param_token = self.next();
+                if param_token.kind != TokenKind::Directive("param".to_string()) {
+                    return Err(self.unexpected(&param_token, "`.param`"));
+                }
+                // Parameters are located at their kernel: the header is one item.
+                let loc = scope.kernel.loc;
+                let (ty, ty_token) = self.expect_type_directive()?;
+                if ty == ScalarType::Pred {
+                    return Err(self.error_at(&ty_token, "a parameter cannot be a predicate"));
+                }
+                let (name, name_token) = self.expect_word("a parameter name")?;
+                self.declare_symbol(
+                    &mut scope,
+                    &name_token,
+                    Symbol {
+                        name,
+                        space: StateSpace::Param,
+                        ty,
+                        len: Some(1),
+                        is_array: false,
+                        align: ty.size_bytes(),
+                        loc,
+                    },
+                )?;
+                if self.eat_punct(')') {
+                    break;
+                }
+                self.expect_punct(',')?;
+            }
+        }
+        self.expect_punct('{')?;
+        loop {
+            let token = self.peek().clone();
+            match &token.kind {
+                TokenKind::Punct('}') => {
+                    self.next();
+                    break;
+                }
+                TokenKind::End => {
+                    return Err(self.unexpected(&token, "`}` to close the kernel"));
+                }
+                TokenKind::Directive(name) => match name.as_str() {
+                    "loc" => self.parse_loc_directive()?,
+                    "reg" => self.parse_reg_declaration(&mut scope)?,
+                    "shared" | "local" | "extern" => self.parse_variable(&mut scope)?,
+                    _ => {
+                        return Err(self.unexpected(
+                            &token,
+                            "a declaration (`.reg`, `.shared`, `.local`, `.extern`), a label or an instruction",
+                        ))
+                    }
+                },
+                TokenKind::Word(word) if self.peek_at(1).kind == TokenKind::Punct(':') => {
+                    let word = word.clone();
+                    self.next();
+                    self.next();
+                    let target = InstrId(scope.kernel.instrs.len() as u32);
+                    let id = self.label_id(&mut scope, &word, &token);
+                    let site = &mut scope.label_sites[id.index()];
+                    if site.0.is_some() {
+                        return Err(self.error_at(&token, format!("label `{word}` is defined twice")));
+                    }
+                    site.0 = Some(target);
+                }
+                _ => {
+                    let instr = self.parse_instruction(&mut scope)?;
+                    scope.kernel.instrs.push(instr);
+                }
+            }
+        }
+        for (index, (name, _)) in scope.labels.iter().enumerate() {
+            let (target, first_use) = &scope.label_sites[index];
+            let Some(target) = target else {
+                return Err(self.error_at(first_use, format!("label `{name}` is never defined")));
+            };
+            scope.kernel.labels.push(Label {
+                name: name.clone(),
+                target: *target,
+            });
+        }
+        self.module.kernels.push(scope.kernel);
+        Ok(())
+    }
+
+    fn label_id(&self, scope: &mut KernelScope, name: &str, token: &Token) -> LabelId {
+        if let Some(&id) = scope.labels.get(name) {
+            return id;
+        }
+        let id = LabelId(scope.labels.len() as u32);
+        scope.labels.insert(name.to_string(), id);
+        scope.label_sites.push((None, token.clone()));
+        id
+    }
+
+    fn declare_symbol(&self, scope: &mut KernelScope, token: &Token, symbol: Symbol) -> Result<()> {
+        if symbol.name.contains('.') {
+            return Err(self.error_at(token, "a variable name may not contain `.`"));
+        }
+        if scope.symbols.contains_key(&symbol.name) {
+            return Err(self.error_at(token, format!("`{}` is declared twice", symbol.name)));
+        }
+        let id = SymbolId(scope.kernel.symbols.len() as u32);
+        scope.symbols.insert(symbol.name.clone(), id);
+        scope.kernel.symbols.push(symbol);
+        Ok(())
+    }
+
+    /// `.reg .u32 %a, %b<4>;`
+    fn parse_reg_declaration(&mut self, scope: &mut KernelScope) -> Result<()> {
+        self.next();
+        let (ty, _) = self.expect_type_directive()?;
+        loop {
+            let token = self.next();
+            let TokenKind::Register(name) = &token.kind else {
+                return Err(self.unexpected(&token, "a register name such as `%r1`"));
+            };
+            if SpecialReg::is_reserved_name(name) || SpecialReg::from_name(name).is_some() {
+                return Err(self.error_at(
+                    &token,
+                    format!("`{name}` is a special register and cannot be declared"),
+                ));
+            }
+            if self.eat_punct('<') {
+                let (count, count_token) = self.expect_integer("a register count")?;
+                self.expect_punct('>')?;
+                if count == 0 || count > 65_536 {
+                    return Err(self.error_at(
+                        &count_token,
+                        "a register range must declare between 1 and 65536 registers",
+                    ));
+                }
+                for index in 0..count {
+                    self.declare_register(scope, &token, format!("{name}{index}"), ty)?;
+                }
+            } else {
+                self.declare_register(scope, &token, name.clone(), ty)?;
+            }
+            if !self.eat_punct(',') {
+                break;
+            }
+        }
+        self.end_statement()
+    }
+
+    fn declare_register(
+        &self,
+        scope: &mut KernelScope,
+        token: &Token,
+        name: String,
+        ty: ScalarType,
+    ) -> Result<()> {
+        if scope.regs.contains_key(&name) {
+            return Err(self.error_at(token, format!("register `{name}` is declared twice")));
+        }
+        if scope.kernel.regs.len() >= 1 << 20 {
+            return Err(self.error_at(token, "too many registers in one kernel"));
+        }
+        let id = RegId(scope.kernel.regs.len() as u32);
+        scope.regs.insert(name.clone(), id);
+        scope.kernel.regs.push(RegDecl { name, ty });
+        Ok(())
+    }
+
+    /// `[.extern] .shared|.local [.align N] .type name[N]|name[]|name;`
+    fn parse_variable(&mut self, scope: &mut KernelScope) -> Result<()> {
+        let first = self.next();
+        let loc = self.loc_for(&first);
+        let is_extern = first.kind == TokenKind::Directive("extern".to_string());
+        let space_token = if is_extern {
+            self.next()
+        } else {
+            first.clone()
+        };
+        let space = match &space_token.kind {
+            TokenKind::Directive(name) if name == "shared" => StateSpace::Shared,
+            TokenKind::Directive(name) if name == "local" && !is_extern => StateSpace::Local,
+            _ => return Err(self.unexpected(&space_token, "`.shared` after `.extern`")),
+        };
+        let mut align = None;
+        if self.peek().kind == TokenKind::Directive("align".to_string()) {
+            self.next();
+            let (value, token) = self.expect_integer("an alignment in bytes")?;
+            if !value.is_power_of_two() || value > 4096 {
+                return Err(self.error_at(&token, "alignment must be a power of two up to 4096"));
+            }
+            align = Some(value as u32);
+        }
+        let (ty, ty_token) = self.expect_type_directive()?;
+        if ty == ScalarType::Pred {
+            return Err(self.error_at(&ty_token, "a variable cannot have the predicate type"));
+        }
+        let (name, name_token) = self.expect_word("a variable name")?;
+        let (len, is_array) = if self.eat_punct('[') {
+            if self.eat_punct(']') {
+                if !is_extern {
+                    return Err(self.error_at(
+                        &name_token,
+                        "only an `.extern .shared` array may leave out its length",
+                    ));
+                }
+                (None, true)
+            } else {
+                let (len, len_token) = self.expect_integer("an array length")?;
+                self.expect_punct(']')?;
+                if len == 0 || len > (1 << 32) {
+                    return Err(
+                        self.error_at(&len_token, "array length must be between 1 and 2^32")
+                    );
+                }
+                if is_extern {
+                    return Err(
+                        self.error_at(&len_token, "an `.extern .shared` array has no length")
+                    );
+                }
+                (Some(len), true)
+            }
+        } else {
+            if is_extern {
+                return Err(self.error_at(
+                    &name_token,
+                    "an `.extern .shared` variable must be an array `name[]`",
+                ));
+            }
+            (Some(1), false)
+        };
+        let align = align.unwrap_or(ty.size_bytes()).max(ty.size_bytes());
+        self.declare_symbol(
+            scope,
+            &name_token,
+            Symbol {
+                name,
+                space,
+                ty,
+                len,
+                is_array,
+                align,
+                loc,
+            },
+        )?;
+        self.end_statement()
+    }
+
+    fn parse_instruction(&mut self, scope: &mut KernelScope) -> Result<Instr> {
+        let start = self.peek().clone();
+        let loc = self.loc_for(&start);
+        let guard = if self.eat_punct('@') {
+            let negated = self.eat_punct('!');
+            let (reg, token) = self.parse_register(scope)?;
+            if scope.kernel.reg(reg).ty != ScalarType::Pred {
+                return Err(self.error_at(&token, "a guard must be a `.pred` register"));
+            }
+            Some(Guard { reg, negated })
+        } else {
+            None
+        };
+        let (opcode, opcode_token) = self.expect_word("an instruction")?;
+        let mut parts = opcode.split('.');
+        let mnemonic = parts.next().unwrap_or_default().to_string();
+        let modifiers: Vec<String> = parts.map(str::to_string).collect();
+        let mut mods = Modifiers {
+            list: modifiers,
+            used: Vec::new(),
+        };
+        mods.used = vec![false; mods.list.len()];
+        let op = self.parse_op(scope, &mnemonic, &mut mods, &opcode_token)?;
+        if let Some(unused) = mods.first_unused() {
+            return Err(self.error_at(
+                &opcode_token,
+                format!("`{opcode}`: modifier `.{unused}` is not valid here"),
+            ));
+        }
+        self.end_statement()?;
+        Ok(Instr { guard, op, loc })
+    }
+
+    fn parse_op(
+        &mut self,
+        scope: &mut KernelScope,
+        mnemonic: &str,
+        mods: &mut Modifiers,
+        opcode: &Token,
+    ) -> Result<Op> {
+        let binary = |op| Some(op);
+        let binary_op = match mnemonic {
+            "add" => binary(BinaryOp::Add),
+            "sub" => binary(BinaryOp::Sub),
+            "div" => binary(BinaryOp::Div),
+            "rem" => binary(BinaryOp::Rem),
+            "min" => binary(BinaryOp::Min),
+            "max" => binary(BinaryOp::Max),
+            "and" => binary(BinaryOp::And),
+            "or" => binary(BinaryOp::Or),
+            "xor" => binary(BinaryOp::Xor),
+            "shl" => binary(BinaryOp::Shl),
+            "shr" => binary(BinaryOp::Shr),
+            "mul" => {
+                if mods.take("lo") {
+                    binary(BinaryOp::Mul)
+                } else if mods.take("hi") {
+                    binary(BinaryOp::MulHi)
+                } else if mods.take("wide") {
+                    binary(BinaryOp::MulWide)
+                } else {
+                    binary(BinaryOp::Mul)
+                }
+            }
+            _ => None,
+        };
+        if let Some(op) = binary_op {
+            mods.take_float_modes();
+            let ty = self.take_type(mods, opcode)?;
+            if op == BinaryOp::Mul && ty.is_integer() && !mods.was_taken("lo") {
+                return Err(self.error_at(opcode, "integer `mul` needs `.lo`, `.hi` or `.wide`"));
+            }
+            let dst = self.parse_destination(scope)?;
+            self.expect_punct(',')?;
+            let a = self.parse_operand(scope, ty)?;
+            self.expect_punct(',')?;
+            let b_ty = if matches!(op, BinaryOp::Shl | BinaryOp::Shr) {
+                ScalarType::U32
+            } else {
+                ty
+            };
+            let b = self.parse_operand(scope, b_ty)?;
+            return Ok(Op::Binary { op, ty, dst, a, b });
+        }
+        let unary = match mnemonic {
+            "mov" => Some(UnaryOp::Mov),
+            "neg" => Some(UnaryOp::Neg),
+            "abs" => Some(UnaryOp::Abs),
+            "not" => Some(UnaryOp::Not),
+            "popc" => Some(UnaryOp::Popc),
+            "clz" => Some(UnaryOp::Clz),
+            "brev" => Some(UnaryOp::Brev),
+            "sqrt" => Some(UnaryOp::Sqrt),
+            "rcp" => Some(UnaryOp::Rcp),
+            "rsqrt" => Some(UnaryOp::Rsqrt),
+            _ => None,
+        };
+        if let Some(op) = unary {
+            mods.take_float_modes();
+            mods.take("approx");
+            let ty = self.take_type(mods, opcode)?;
+            let dst = self.parse_destination(scope)?;
+            self.expect_punct(',')?;
+            let a = self.parse_operand(scope, ty)?;
+            return Ok(Op::Unary { op, ty, dst, a });
+        }
+        match mnemonic {
+            "mad" | "fma" => {
+                let mode = if mods.take("lo") {
+                    MulAddMode::Lo
+                } else if mods.take("hi") {
+                    MulAddMode::Hi
+                } else if mods.take("wide") {
+                    MulAddMode::Wide
+                } else {
+                    MulAddMode::Fused
+                };
+                mods.take_float_modes();
+                let ty = self.take_type(mods, opcode)?;
+                if (mode == MulAddMode::Fused) != ty.is_float() {
+                    return Err(self.error_at(
+                        opcode,
+                        "`fma` takes a float type; integer `mad` needs `.lo`, `.hi` or `.wide`",
+                    ));
+                }
+                let dst = self.parse_destination(scope)?;
+                self.expect_punct(',')?;
+                let a = self.parse_operand(scope, ty)?;
+                self.expect_punct(',')?;
+                let b = self.parse_operand(scope, ty)?;
+                self.expect_punct(',')?;
+                let c_ty = if mode == MulAddMode::Wide {
+                    widen(ty).unwrap_or(ty)
+                } else {
+                    ty
+                };
+                let c = self.parse_operand(scope, c_ty)?;
+                Ok(Op::MulAdd {
+                    mode,
+                    ty,
+                    dst,
+                    a,
+                    b,
+                    c,
+                })
+            }
+            "setp" => {
+                let cmp = self.take_from(mods, opcode, "a comparison such as `.lt`", |m| {
+                    CmpOp::ALL.into_iter().find(|c| c.name() == m)
+                })?;
+                let combine_op = mods.take_bool_op();
+                mods.take("ftz");
+                let ty = self.take_type(mods, opcode)?;
+                let dst = self.parse_destination(scope)?;
+                self.expect_punct(',')?;
+                let a = self.parse_operand(scope, ty)?;
+                self.expect_punct(',')?;
+                let b = self.parse_operand(scope, ty)?;
+                let combine = match combine_op {
+                    Some(op) => {
+                        self.expect_punct(',')?;
+                        Some((op, self.parse_pred_operand(scope)?))
+                    }
+                    None => None,
+                };
+                Ok(Op::Setp {
+                    cmp,
+                    ty,
+                    dst,
+                    a,
+                    b,
+                    combine,
+                })
+            }
+            "selp" => {
+                let ty = self.take_type(mods, opcode)?;
+                let dst = self.parse_destination(scope)?;
+                self.expect_punct(',')?;
+                let a = self.parse_operand(scope, ty)?;
+                self.expect_punct(',')?;
+                let b = self.parse_operand(scope, ty)?;
+                self.expect_punct(',')?;
+                let cond = self.parse_pred_operand(scope)?;
+                Ok(Op::Selp {
+                    ty,
+                    dst,
+                    a,
+                    b,
+                    cond,
+                })
+            }
+            "cvt" => {
+                let rounding = mods.take_map(|m| Rounding::ALL.into_iter().find(|r| r.name() == m));
+                mods.take("ftz");
+                let saturate = mods.take("sat");
+                let dst_ty = self.take_type(mods, opcode)?;
+                let src_ty = self.take_type(mods, opcode)?;
+                let dst = self.parse_destination(scope)?;
+                self.expect_punct(',')?;
+                let src = self.parse_operand(scope, src_ty)?;
+                Ok(Op::Cvt {
+                    dst_ty,
+                    src_ty,
+                    rounding,
+                    saturate,
+                    dst,
+                    src,
+                })
+            }
+            "ld" | "st" => {
+                let space = mods
+                    .take_map(StateSpace::from_name)
+                    .unwrap_or(StateSpace::Generic);
+                let order = self.take_memory_order(mods, opcode)?;
+                // Cache and non-coherence hints change nothing the simulator models.
+                for hint in ["nc", "ca", "cg", "cs", "lu", "cv", "wb", "wt"] {
+                    mods.take(hint);
+                }
+                let vector = if mods.take("v2") {
+                    2
+                } else if mods.take("v4") {
+                    4
+                } else {
+                    1
+                };
+                let ty = self.take_type(mods, opcode)?;
+                if mnemonic == "ld" {
+                    let dst = if vector == 1 {
+                        vec![self.parse_destination(scope)?]
+                    } else {
+                        self.parse_register_vector(scope, vector)?
+                    };
+                    self.expect_punct(',')?;
+                    let addr = self.parse_address(scope)?;
+                    Ok(Op::Load {
+                        space,
+                        order,
+                        ty,
+                        dst,
+                        addr,
+                    })
+                } else {
+                    let addr = self.parse_address(scope)?;
+                    self.expect_punct(',')?;
+                    let src = if vector == 1 {
+                        vec![self.parse_operand(scope, ty)?]
+                    } else {
+                        self.expect_punct('{')?;
+                        let mut src = Vec::new();
+                        for index in 0..vector {
+                            if index > 0 {
+                                self.expect_punct(',')?;
+                            }
+                            src.push(self.parse_operand(scope, ty)?);
+                        }
+                        self.expect_punct('}')?;
+                        src
+                    };
+                    Ok(Op::Store {
+                        space,
+                        order,
+                        ty,
+                        addr,
+                        src,
+                    })
+                }
+            }
+            "atom" | "red" => {
+                let space = mods
+                    .take_map(StateSpace::from_name)
+                    .unwrap_or(StateSpace::Generic);
+                // Ordering and scope qualifiers of atomics are accepted; atomics are
+                // performed at once in the machine, which is stronger than any of them.
+                for qualifier in [
+                    "relaxed", "acquire", "release", "acq_rel", "cta", "gpu", "sys",
+                ] {
+                    mods.take(qualifier);
+                }
+                let op =
+                    self.take_from(mods, opcode, "an atomic operation such as `.add`", |m| {
+                        AtomOp::ALL.into_iter().find(|op| op.name() == m)
+                    })?;
+                let ty = self.take_type(mods, opcode)?;
+                let dst = if mnemonic == "atom" {
+                    let dst = self.parse_destination(scope)?;
+                    self.expect_punct(',')?;
+                    Some(dst)
+                } else {
+                    None
+                };
+                let addr = self.parse_address(scope)?;
+                self.expect_punct(',')?;
+                let operand_ty = if matches!(op, AtomOp::Inc | AtomOp::Dec) {
+                    ScalarType::U32
+                } else {
+                    ty
+                };
+                let a = self.parse_operand(scope, operand_ty)?;
+                let b = if op == AtomOp::Cas {
+                    if dst.is_none() {
+                        return Err(
+                            self.error_at(opcode, "`red` has no `.cas` form; use `atom.cas`")
+                        );
+                    }
+                    self.expect_punct(',')?;
+                    Some(self.parse_operand(scope, ty)?)
+                } else {
+                    None
+                };
+                Ok(Op::Atom {
+                    space,
+                    op,
+                    ty,
+                    dst,
+                    addr,
+                    a,
+                    b,
+                })
+            }
+            "bar" | "barrier" => {
+                if mnemonic == "bar" && mods.take("warp") {
+                    if !mods.take("sync") {
+                        return Err(self.error_at(opcode, "expected `bar.warp.sync`"));
+                    }
+                    let mask = self.parse_operand(scope, ScalarType::B32)?;
+                    return Ok(Op::WarpSync { mask });
+                }
+                let kind = if mods.take("sync") {
+                    BarrierKind::Sync
+                } else if mods.take("arrive") {
+                    BarrierKind::Arrive
+                } else if mods.take("red") {
+                    let reduction = if mods.take("popc") {
+                        BarrierReduction::Popc
+                    } else if mods.take("and") {
+                        BarrierReduction::And
+                    } else if mods.take("or") {
+                        BarrierReduction::Or
+                    } else {
+                        return Err(
+                            self.error_at(opcode, "`bar.red` needs `.popc`, `.and` or `.or`")
+                        );
+                    };
+                    let expected_ty = if reduction == BarrierReduction::Popc {
+                        ScalarType::U32
+                    } else {
+                        ScalarType::Pred
+                    };
+                    let ty = self.take_type(mods, opcode)?;
+                    if ty != expected_ty {
+                        return Err(self.error_at(
+                            opcode,
+                            format!("`bar.red` with this reduction takes `.{expected_ty}`"),
+                        ));
+                    }
+                    BarrierKind::Reduce(reduction)
+                } else {
+                    return Err(self.error_at(
+                        opcode,
+                        "expected `bar.sync`, `bar.arrive`, `bar.red` or `bar.warp.sync`",
+                    ));
+                };
+                // `barrier.sync.aligned` is what `__syncthreads` compiles to; `.aligned`
+                // states a promise the checker verifies, not a different operation.
+                mods.take("aligned");
+                let destination = if matches!(kind, BarrierKind::Reduce(_)) {
+                    let dst = self.parse_destination(scope)?;
+                    self.expect_punct(',')?;
+                    Some(dst)
+                } else {
+                    None
+                };
+                let id = self.parse_operand(scope, ScalarType::U32)?;
+                let mut count = None;
+                let mut reduction = None;
+                if let Some(dst) = destination {
+                    self.expect_punct(',')?;
+                    // `bar.red dst, id, [count,] pred`: a predicate last, count optional.
+                    if self.is_pred_operand_next(scope) {
+                        reduction = Some((dst, self.parse_pred_operand(scope)?));
+                    } else {
+                        count = Some(self.parse_operand(scope, ScalarType::U32)?);
+                        self.expect_punct(',')?;
+                        reduction = Some((dst, self.parse_pred_operand(scope)?));
+                    }
+                } else if self.eat_punct(',') {
+                    count = Some(self.parse_operand(scope, ScalarType::U32)?);
+                }
+                if kind == BarrierKind::Arrive && count.is_none() {
+                    return Err(self.error_at(opcode, "`bar.arrive` needs a thread count"));
+                }
+                Ok(Op::Barrier {
+                    kind,
+                    id,
+                    count,
+                    reduction,
+                })
+            }
+            "membar" => {
+                let scope = if mods.take("cta") {
+                    Scope::Cta
+                } else if mods.take("gl") {
+                    Scope::Gpu
+                } else if mods.take("sys") {
+                    Scope::Sys
+                } else {
+                    return Err(self.error_at(opcode, "`membar` needs `.cta`, `.gl` or `.sys`"));
+                };
+                Ok(Op::Fence {
+                    kind: FenceKind::Membar,
+                    scope,
+                })
+            }
+            "fence" => {
+                let kind = if mods.take("sc") {
+                    FenceKind::SequentiallyConsistent
+                } else {
+                    mods.take("acq_rel");
+                    FenceKind::AcquireRelease
+                };
+                let scope = self.take_scope(mods).ok_or_else(|| {
+                    self.error_at(opcode, "`fence` needs a scope: `.cta`, `.gpu` or `.sys`")
+                })?;
+                Ok(Op::Fence { kind, scope })
+            }
+            "shfl" => {
+                if !mods.take("sync") {
+                    return Err(self.error_at(opcode, "only `shfl.sync` is supported"));
+                }
+                let mode =
+                    self.take_from(mods, opcode, "`.up`, `.down`, `.bfly` or `.idx`", |m| {
+                        [
+                            ShuffleMode::Up,
+                            ShuffleMode::Down,
+                            ShuffleMode::Butterfly,
+                            ShuffleMode::Index,
+                        ]
+                        .into_iter()
+                        .find(|mode| mode.name() == m)
+                    })?;
+                let ty = self.take_type(mods, opcode)?;
+                if ty != ScalarType::B32 {
+                    return Err(self.error_at(opcode, "`shfl.sync` takes `.b32`"));
+                }
+                let dst = self.parse_destination(scope)?;
+                let dst_pred = if self.eat_punct('|') {
+                    Some(self.parse_destination(scope)?)
+                } else {
+                    None
+                };
+                self.expect_punct(',')?;
+                let a = self.parse_operand(scope, ScalarType::B32)?;
+                self.expect_punct(',')?;
+                let b = self.parse_operand(scope, ScalarType::B32)?;
+                self.expect_punct(',')?;
+                let c = self.parse_operand(scope, ScalarType::B32)?;
+                self.expect_punct(',')?;
+                let mask = self.parse_operand(scope, ScalarType::B32)?;
+                Ok(Op::Shuffle {
+                    mode,
+                    dst,
+                    dst_pred,
+                    a,
+                    b,
+                    c,
+                    mask,
+                })
+            }
+            "vote" => {
+                if !mods.take("sync") {
+                    return Err(self.error_at(opcode, "only `vote.sync` is supported"));
+                }
+                let mode =
+                    self.take_from(mods, opcode, "`.all`, `.any`, `.uni` or `.ballot`", |m| {
+                        [
+                            VoteMode::All,
+                            VoteMode::Any,
+                            VoteMode::Uniform,
+                            VoteMode::Ballot,
+                        ]
+                        .into_iter()
+                        .find(|mode| mode.name() == m)
+                    })?;
+                let ty = self.take_type(mods, opcode)?;
+                let expected = if mode == VoteMode::Ballot {
+                    ScalarType::B32
+                } else {
+                    ScalarType::Pred
+                };
+                if ty != expected {
+                    return Err(self.error_at(
+                        opcode,
+                        format!("`vote.sync.{}` takes `.{expected}`", mode.name()),
+                    ));
+                }
+                let dst = self.parse_destination(scope)?;
+                self.expect_punct(',')?;
+                let pred = self.parse_pred_operand(scope)?;
+                self.expect_punct(',')?;
+                let mask = self.parse_operand(scope, ScalarType::B32)?;
+                Ok(Op::Vote {
+                    mode,
+                    dst,
+                    pred,
+                    mask,
+                })
+            }
+            "bra" => {
+                mods.take("uni");
+                let (name, token) = self.expect_word("a label")?;
+                let target = self.label_id(scope, &name, &token);
+                Ok(Op::Branch { target })
+            }
+            "exit" | "ret" => Ok(Op::Exit),
+            _ => Err(self.error_at(opcode, format!("unknown instruction `{mnemonic}`"))),
+        }
+    }
+
+    /// Takes the one remaining type modifier.
+    fn take_type(&self, mods: &mut Modifiers, opcode: &Token) -> Result<ScalarType> {
+        self.take_from(mods, opcode, "a type such as `.u32`", ScalarType::from_name)
+    }
+
+    fn take_from<T>(
+        &self,
+        mods: &mut Modifiers,
+        opcode: &Token,
+        what: &str,
+        find: impl Fn(&str) -> Option<T>,
+    ) -> Result<T> {
+        mods.take_map(find)
+            .ok_or_else(|| self.error_at(opcode, format!("missing {what}")))
+    }
+
+    fn take_scope(&self, mods: &mut Modifiers) -> Option<Scope> {
+        mods.take_map(|m| match m {
+            "cta" => Some(Scope::Cta),
+            "gpu" => Some(Scope::Gpu),
+            "sys" => Some(Scope::Sys),
+            _ => None,
+        })
+    }
+
+    fn take_memory_order(&self, mods: &mut Modifiers, opcode: &Token) -> Result<MemoryOrder> {
+        if mods.take("volatile") {
+            return Ok(MemoryOrder::Volatile);
+        }
+        let constructor: Option<fn(Scope) -> MemoryOrder> = if mods.take("relaxed") {
+            Some(MemoryOrder::Relaxed)
+        } else if mods.take("acquire") {
+            Some(MemoryOrder::Acquire)
+        } else if mods.take("release") {
+            Some(MemoryOrder::Release)
+        } else {
+            None
+        };
+        match constructor {
+            None => Ok(MemoryOrder::Weak),
+            Some(make) => {
+                let scope = self.take_scope(mods).ok_or_else(|| {
+                    self.error_at(
+                        opcode,
+                        "a strong access needs a scope: `.cta`, `.gpu` or `.sys`",
+                    )
+                })?;
+                Ok(make(scope))
+            }
+        }
+    }
+
+    fn parse_register(&mut self, scope: &KernelScope) -> Result<(RegId, Token)> {
+        let token = self.next();
+        match &token.kind {
+            TokenKind::Register(name) => match scope.regs.get(name) {
+                Some(&reg) => Ok((reg, token)),
+                None => Err(self.error_at(&token, format!("register `{name}` is not declared"))),
+            },
+            _ => Err(self.unexpected(&token, "a register")),
+        }
+    }
+
+    fn parse_destination(&mut self, scope: &KernelScope) -> Result<RegId> {
+        let token = self.peek().clone();
+        if let TokenKind::Register(name) = &token.kind {
+            if SpecialReg::from_name(name).is_some() {
+                return Err(
+                    self.error_at(&token, format!("special register `{name}` is read-only"))
+                );
+            }
+        }
+        Ok(self.parse_register(scope)?.0)
+    }
+
+    fn parse_register_vector(&mut self, scope: &KernelScope, count: usize) -> Result<Vec<RegId>> {
+        self.expect_punct('{')?;
+        let mut regs = Vec::with_capacity(count);
+        for index in 0..count {
+            if index > 0 {
+                self.expect_punct(',')?;
+            }
+            regs.push(self.parse_destination(scope)?);
+        }
+        self.expect_punct('}')?;
+        Ok(regs)
+    }
+
+    fn is_pred_operand_next(&self, scope: &KernelScope) -> bool {
+        match &self.peek().kind {
+            TokenKind::Punct('!') => true,
+            TokenKind::Register(name) => scope
+                .regs
+                .get(name)
+                .is_some_and(|&reg| scope.kernel.reg(reg).ty == ScalarType::Pred),
+            _ => false,
+        }
+    }
+
+    fn parse_pred_operand(&mut self, scope: &KernelScope) -> Result<PredOperand> {
+        let negated = self.eat_punct('!');
+        let value = self.parse_operand(scope, ScalarType::Pred)?;
+        Ok(PredOperand { value, negated })
+    }
+
+    /// An operand read as type `ty`: a register, a special register, a literal
+    /// (converted to `ty` here) or a variable's address.
+    fn parse_operand(&mut self, scope: &KernelScope, ty: ScalarType) -> Result<Operand> {
+        let token = self.peek().clone();
+        match &token.kind {
+            TokenKind::Register(name) => {
+                if let Some(special) = SpecialReg::from_name(name) {
+                    self.next();
+                    return Ok(Operand::Special(special));
+                }
+                Ok(Operand::Reg(self.parse_register(scope)?.0))
+            }
+            TokenKind::Word(name) => match scope.symbols.get(name) {
+                Some(&symbol) => {
+                    self.next();
+                    Ok(Operand::Symbol(symbol))
+                }
+                None => Err(self.error_at(&token, format!("`{name}` is not a declared variable"))),
+            },
+            TokenKind::Punct('-')
+            | TokenKind::Integer(_)
+            | TokenKind::Float(_)
+            | TokenKind::FloatBits { .. } => {
+                let bits = self.parse_literal(ty)?;
+                Ok(Operand::Imm { bits, ty })
+            }
+            _ => Err(self.unexpected(&token, "an operand")),
+        }
+    }
+
+    /// A literal converted to the bits of `ty`.
+    fn parse_literal(&mut self, ty: ScalarType) -> Result<u64> {
+        let negative = self.eat_punct('-');
+        let token = self.next();
+        let out_of_range =
+            |parser: &Self| parser.error_at(&token, format!("literal does not fit in `.{ty}`"));
+        match ty.kind() {
+            TypeKind::Predicate => {
+                Err(self.error_at(&token, "a predicate operand must be a register"))
+            }
+            TypeKind::Float => {
+                let text = match &token.kind {
+                    TokenKind::Float(text) => text.clone(),
+                    TokenKind::Integer(value) => value.to_string(),
+                    &TokenKind::FloatBits { bits, double } => {
+                        if double != (ty == ScalarType::F64) {
+                            return Err(self.error_at(
+                                &token,
+                                format!("use `0f` literals for `.f32` and `0d` literals for `.f64`, not for `.{ty}`"),
+                            ));
+                        }
+                        let sign = if negative {
+                            if double {
+                                1 << 63
+                            } else {
+                                1 << 31
+                            }
+                        } else {
+                            0
+                        };
+                        return Ok(bits ^ sign);
+                    }
+                    _ => return Err(self.unexpected(&token, "a number")),
+                };
+                // Parse in the target precision so the literal is rounded once.
+                let bits = if ty == ScalarType::F32 {
+                    let value: f32 = text.parse().map_err(|_| out_of_range(self))?;
+                    u64::from((if negative { -value } else { value }).to_bits())
+                } else {
+                    let value: f64 = text.parse().map_err(|_| out_of_range(self))?;
+                    (if negative { -value } else { value }).to_bits()
+                };
+                Ok(bits)
+            }
+            _ => {
+                let TokenKind::Integer(magnitude) = token.kind else {
+                    return Err(self.unexpected(&token, "an integer literal"));
+                };
+                let bits = ty.bits();
+                let mask = if bits == 64 {
+                    u64::MAX
+                } else {
+                    (1u64 << bits) - 1
+                };
+                if negative {
+                    // Accept down to the most negative value of the signed type of this width.
+                    let limit = 1u64 << (bits - 1);
+                    if magnitude > limit {
+                        return Err(out_of_range(self));
+                    }
+                    Ok(magnitude.wrapping_neg() & mask)
+                } else {
+                    if magnitude > mask {
+                        return Err(out_of_range(self));
+                    }
+                    Ok(magnitude)
+                }
+            }
+        }
+    }
+
+    /// `[%r]`, `[%r+16]`, `[tile+4]`, `[tile]`, `[64]`.
+    fn parse_address(&mut self, scope: &KernelScope) -> Result<Address> {
+        self.expect_punct('[')?;
+        let token = self.peek().clone();
+        let base = match &token.kind {
+            TokenKind::Register(_) => AddressBase::Reg(self.parse_register(scope)?.0),
+            TokenKind::Word(name) => match scope.symbols.get(name) {
+                Some(&symbol) => {
+                    self.next();
+                    AddressBase::Symbol(symbol)
+                }
+                None => {
+                    return Err(
+                        self.error_at(&token, format!("`{name}` is not a declared variable"))
+                    )
+                }
+            },
+            TokenKind::Integer(_) => AddressBase::Absolute,
+            _ => {
+                return Err(
+                    self.unexpected(&token, "an address: a register, a variable or a number")
+                )
+            }
+        };
+        let mut offset = 0i64;
+        if base == AddressBase::Absolute {
+            let (value, token) = self.expect_integer("an address")?;
+            offset =
+                i64::try_from(value).map_err(|_| self.error_at(&token, "address too large"))?;
+        } else if self.is_punct('+') || self.is_punct('-') {
+            let negative = self.next().kind == TokenKind::Punct('-');
+            let negative = negative ^ self.eat_punct('-');
+            let (value, token) = self.expect_integer("an offset")?;
+            let value =
+                i64::try_from(value).map_err(|_| self.error_at(&token, "offset too large"))?;
+            offset = if negative { -value } else { value };
+        }
+        self.expect_punct(']')?;
+        Ok(Address { base, offset })
+    }
+}
+
+/// The modifiers of one opcode, each to be consumed exactly once.
+struct Modifiers {
+    list: Vec<String>,
+    used: Vec<bool>,
+}
+
+impl Modifiers {
+    fn take(&mut self, name: &str) -> bool {
+        self.take_map(|m| (m == name).then_some(())).is_some()
+    }
+
+    fn was_taken(&self, name: &str) -> bool {
+        self.list
+            .iter()
+            .zip(&self.used)
+            .any(|(m, &used)| used && m == name)
+    }
+
+    fn take_map<T>(&mut self, find: impl Fn(&str) -> Option<T>) -> Option<T> {
+        for (index, modifier) in self.list.iter().enumerate() {
+            if self.used[index] {
+                continue;
+            }
+            if let Some(found) = find(modifier) {
+                self.used[index] = true;
+                return Some(found);
+            }
+        }
+        None
+    }
+
+    fn take_bool_op(&mut self) -> Option<BoolOp> {
+        self.take_map(|m| match m {
+            "and" => Some(BoolOp::And),
+            "or" => Some(BoolOp::Or),
+            "xor" => Some(BoolOp::Xor),
+            _ => None,
+        })
+    }
+
+    /// Float rounding and flush modifiers on arithmetic: round-to-nearest is
+    /// what the machine does, so `.rn`, `.ftz`, `.full` and `.approx` are accepted
+    /// and the IR keeps no trace of them.
+    fn take_float_modes(&mut self) {
+        for mode in ["rn", "ftz", "full", "approx"] {
+            self.take(mode);
+        }
+    }
+
+    fn first_unused(&self) -> Option<&str> {
+        self.list
+            .iter()
+            .zip(&self.used)
+            .find(|(_, &used)| !used)
+            .map(|(m, _)| m.as_str())
+    }
+}
+
+/// The type twice as wide, for `mul.wide` and `mad.wide`.
+pub fn widen(ty: ScalarType) -> Option<ScalarType> {
+    Some(match ty {
+        ScalarType::U16 => ScalarType::U32,
+        ScalarType::U32 => ScalarType::U64,
+        ScalarType::S16 => ScalarType::S32,
+        ScalarType::S32 => ScalarType::S64,
+        ScalarType::B16 => ScalarType::B32,
+        ScalarType::B32 => ScalarType::B64,
+        _ => return None,
+    })
+}

@@ -1,0 +1,458 @@
+//! Writes a [`Module`] back as `.kir` text. The output parses back to an equal
+//! module (`parse(print(m)) == m`): every location is written with an explicit
+//! `.loc`, every literal in a form that reads back to the same bits.
+
+use std::fmt::{self, Write};
+
+use crate::instr::*;
+use crate::kernel::*;
+use crate::types::{ScalarType, StateSpace, TypeKind};
+
+/// The whole module as `.kir` text.
+pub fn print_module(module: &Module) -> String {
+    let mut out = String::new();
+    // Writing to a String cannot fail.
+    let _ = write_module(&mut out, module);
+    out
+}
+
+/// One instruction as it appears in a `.kir` file, without location or `;`:
+/// the text reports show beside their counts.
+pub fn instruction_text(kernel: &Kernel, instr: &Instr) -> String {
+    let mut out = String::new();
+    let _ = write_instruction(&mut out, kernel, instr);
+    out
+}
+
+fn write_module(out: &mut String, module: &Module) -> fmt::Result {
+    for (index, file) in module.files.iter().enumerate() {
+        writeln!(out, ".file {index} \"{file}\"")?;
+    }
+    let mut last_loc = None;
+    for kernel in &module.kernels {
+        writeln!(out)?;
+        write_loc(out, &mut last_loc, kernel.loc, "")?;
+        write!(out, ".kernel {}(", kernel.name)?;
+        for (position, (_, param)) in kernel.params().enumerate() {
+            if position > 0 {
+                write!(out, ", ")?;
+            }
+            write!(out, ".param .{} {}", param.ty, param.name)?;
+        }
+        writeln!(out, ")")?;
+        writeln!(out, "{{")?;
+        for symbol in kernel
+            .symbols
+            .iter()
+            .filter(|s| s.space != StateSpace::Param)
+        {
+            write_loc(out, &mut last_loc, symbol.loc, "    ")?;
+            let prefix = if symbol.len.is_none() { ".extern " } else { "" };
+            write!(
+                out,
+                "    {prefix}.{} .align {} .{} {}",
+                symbol.space.name(),
+                symbol.align,
+                symbol.ty,
+                symbol.name
+            )?;
+            match (symbol.is_array, symbol.len) {
+                (true, Some(len)) => write!(out, "[{len}]")?,
+                (true, None) => write!(out, "[]")?,
+                (false, _) => {}
+            }
+            writeln!(out, ";")?;
+        }
+        let mut position = 0;
+        while position < kernel.regs.len() {
+            let ty = kernel.regs[position].ty;
+            let run_end = kernel.regs[position..]
+                .iter()
+                .position(|reg| reg.ty != ty)
+                .map_or(kernel.regs.len(), |length| position + length);
+            // Long runs are split so that lines stay readable.
+            for chunk in kernel.regs[position..run_end].chunks(16) {
+                let names: Vec<&str> = chunk.iter().map(|reg| reg.name.as_str()).collect();
+                writeln!(out, "    .reg .{ty} {};", names.join(", "))?;
+            }
+            position = run_end;
+        }
+        for (index, instr) in kernel.instrs.iter().enumerate() {
+            write_labels(out, kernel, InstrId(index as u32))?;
+            write_loc(out, &mut last_loc, instr.loc, "    ")?;
+            write!(out, "    ")?;
+            write_instruction(out, kernel, instr)?;
+            writeln!(out, ";")?;
+        }
+        write_labels(out, kernel, InstrId(kernel.instrs.len() as u32))?;
+        writeln!(out, "}}")?;
+    }
+    Ok(())
+}
+
+fn write_loc(
+    out: &mut String,
+    last: &mut Option<SourceLoc>,
+    loc: SourceLoc,
+    indent: &str,
+) -> fmt::Result {
+    if *last != Some(loc) {
+        writeln!(out, "{indent}.loc {} {}", loc.file.0, loc.line)?;
+        *last = Some(loc);
+    }
+    Ok(())
+}
+
+fn write_labels(out: &mut String, kernel: &Kernel, target: InstrId) -> fmt::Result {
+    for label in kernel.labels.iter().filter(|label| label.target == target) {
+        writeln!(out, "{}:", label.name)?;
+    }
+    Ok(())
+}
+
+fn write_instruction(out: &mut String, kernel: &Kernel, instr: &Instr) -> fmt::Result {
+    if let Some(guard) = instr.guard {
+        let bang = if guard.negated { "!" } else { "" };
+        write!(out, "@{bang}{} ", kernel.reg(guard.reg).name)?;
+    }
+    let reg = |id: RegId| kernel.reg(id).name.as_str();
+    let operand = |operand: &Operand| operand_text(kernel, operand);
+    let pred = |p: &PredOperand| {
+        format!(
+            "{}{}",
+            if p.negated { "!" } else { "" },
+            operand_text(kernel, &p.value)
+        )
+    };
+    match &instr.op {
+        Op::Binary { op, ty, dst, a, b } => {
+            let name = match op {
+                BinaryOp::Add => "add",
+                BinaryOp::Sub => "sub",
+                BinaryOp::Mul if ty.is_float() => "mul",
+                BinaryOp::Mul => "mul.lo",
+                BinaryOp::MulHi => "mul.hi",
+                BinaryOp::MulWide => "mul.wide",
+                BinaryOp::Div if ty.is_float() => "div.rn",
+                BinaryOp::Div => "div",
+                BinaryOp::Rem => "rem",
+                BinaryOp::Min => "min",
+                BinaryOp::Max => "max",
+                BinaryOp::And => "and",
+                BinaryOp::Or => "or",
+                BinaryOp::Xor => "xor",
+                BinaryOp::Shl => "shl",
+                BinaryOp::Shr => "shr",
+            };
+            write!(
+                out,
+                "{name}.{ty} {}, {}, {}",
+                reg(*dst),
+                operand(a),
+                operand(b)
+            )
+        }
+        Op::Unary { op, ty, dst, a } => {
+            let name = match op {
+                UnaryOp::Mov => "mov",
+                UnaryOp::Neg => "neg",
+                UnaryOp::Abs => "abs",
+                UnaryOp::Not => "not",
+                UnaryOp::Popc => "popc",
+                UnaryOp::Clz => "clz",
+                UnaryOp::Brev => "brev",
+                UnaryOp::Sqrt => "sqrt.rn",
+                UnaryOp::Rcp => "rcp.rn",
+                UnaryOp::Rsqrt => "rsqrt.approx",
+            };
+            write!(out, "{name}.{ty} {}, {}", reg(*dst), operand(a))
+        }
+        Op::MulAdd {
+            mode,
+            ty,
+            dst,
+            a,
+            b,
+            c,
+        } => {
+            let name = match mode {
+                MulAddMode::Lo => "mad.lo",
+                MulAddMode::Hi => "mad.hi",
+                MulAddMode::Wide => "mad.wide",
+                MulAddMode::Fused => "fma.rn",
+            };
+            write!(
+                out,
+                "{name}.{ty} {}, {}, {}, {}",
+                reg(*dst),
+                operand(a),
+                operand(b),
+                operand(c)
+            )
+        }
+        Op::Setp {
+            cmp,
+            ty,
+            dst,
+            a,
+            b,
+            combine,
+        } => {
+            write!(out, "setp.{}", cmp.name())?;
+            if let Some((op, _)) = combine {
+                write!(out, ".{}", op.name())?;
+            }
+            write!(out, ".{ty} {}, {}, {}", reg(*dst), operand(a), operand(b))?;
+            if let Some((_, c)) = combine {
+                write!(out, ", {}", pred(c))?;
+            }
+            Ok(())
+        }
+        Op::Selp {
+            ty,
+            dst,
+            a,
+            b,
+            cond,
+        } => write!(
+            out,
+            "selp.{ty} {}, {}, {}, {}",
+            reg(*dst),
+            operand(a),
+            operand(b),
+            pred(cond)
+        ),
+        Op::Cvt {
+            dst_ty,
+            src_ty,
+            rounding,
+            saturate,
+            dst,
+            src,
+        } => {
+            write!(out, "cvt")?;
+            if let Some(rounding) = rounding {
+                write!(out, ".{}", rounding.name())?;
+            }
+            if *saturate {
+                write!(out, ".sat")?;
+            }
+            write!(out, ".{dst_ty}.{src_ty} {}, {}", reg(*dst), operand(src))
+        }
+        Op::Load {
+            space,
+            order,
+            ty,
+            dst,
+            addr,
+        } => {
+            write!(out, "ld")?;
+            write_access_modifiers(out, *space, *order, dst.len())?;
+            write!(out, ".{ty} ")?;
+            if dst.len() == 1 {
+                write!(out, "{}", reg(dst[0]))?;
+            } else {
+                let names: Vec<&str> = dst.iter().map(|&r| reg(r)).collect();
+                write!(out, "{{{}}}", names.join(", "))?;
+            }
+            write!(out, ", {}", address_text(kernel, addr))
+        }
+        Op::Store {
+            space,
+            order,
+            ty,
+            addr,
+            src,
+        } => {
+            write!(out, "st")?;
+            write_access_modifiers(out, *space, *order, src.len())?;
+            write!(out, ".{ty} {}, ", address_text(kernel, addr))?;
+            if src.len() == 1 {
+                write!(out, "{}", operand(&src[0]))
+            } else {
+                let values: Vec<String> = src.iter().map(operand).collect();
+                write!(out, "{{{}}}", values.join(", "))
+            }
+        }
+        Op::Atom {
+            space,
+            op,
+            ty,
+            dst,
+            addr,
+            a,
+            b,
+        } => {
+            write!(out, "{}", if dst.is_some() { "atom" } else { "red" })?;
+            if *space != StateSpace::Generic {
+                write!(out, ".{}", space.name())?;
+            }
+            write!(out, ".{}.{ty} ", op.name())?;
+            if let Some(dst) = dst {
+                write!(out, "{}, ", reg(*dst))?;
+            }
+            write!(out, "{}, {}", address_text(kernel, addr), operand(a))?;
+            if let Some(b) = b {
+                write!(out, ", {}", operand(b))?;
+            }
+            Ok(())
+        }
+        Op::Barrier {
+            kind,
+            id,
+            count,
+            reduction,
+        } => {
+            match kind {
+                BarrierKind::Sync => write!(out, "bar.sync ")?,
+                BarrierKind::Arrive => write!(out, "bar.arrive ")?,
+                BarrierKind::Reduce(BarrierReduction::Popc) => write!(out, "bar.red.popc.u32 ")?,
+                BarrierKind::Reduce(BarrierReduction::And) => write!(out, "bar.red.and.pred ")?,
+                BarrierKind::Reduce(BarrierReduction::Or) => write!(out, "bar.red.or.pred ")?,
+            }
+            if let Some((dst, _)) = reduction {
+                write!(out, "{}, ", reg(*dst))?;
+            }
+            write!(out, "{}", operand(id))?;
+            if let Some(count) = count {
+                write!(out, ", {}", operand(count))?;
+            }
+            if let Some((_, p)) = reduction {
+                write!(out, ", {}", pred(p))?;
+            }
+            Ok(())
+        }
+        Op::WarpSync { mask } => write!(out, "bar.warp.sync {}", operand(mask)),
+        Op::Fence { kind, scope } => match kind {
+            FenceKind::Membar => {
+                let scope = match scope {
+                    crate::types::Scope::Cta => "cta",
+                    crate::types::Scope::Gpu => "gl",
+                    crate::types::Scope::Sys => "sys",
+                };
+                write!(out, "membar.{scope}")
+            }
+            FenceKind::SequentiallyConsistent => write!(out, "fence.sc.{}", scope.name()),
+            FenceKind::AcquireRelease => write!(out, "fence.acq_rel.{}", scope.name()),
+        },
+        Op::Shuffle {
+            mode,
+            dst,
+            dst_pred,
+            a,
+            b,
+            c,
+            mask,
+        } => {
+            write!(out, "shfl.sync.{}.b32 {}", mode.name(), reg(*dst))?;
+            if let Some(p) = dst_pred {
+                write!(out, "|{}", reg(*p))?;
+            }
+            write!(
+                out,
+                ", {}, {}, {}, {}",
+                operand(a),
+                operand(b),
+                operand(c),
+                operand(mask)
+            )
+        }
+        Op::Vote {
+            mode,
+            dst,
+            pred: p,
+            mask,
+        } => {
+            let ty = if *mode == VoteMode::Ballot {
+                "b32"
+            } else {
+                "pred"
+            };
+            write!(
+                out,
+                "vote.sync.{}.{ty} {}, {}, {}",
+                mode.name(),
+                reg(*dst),
+                pred(p),
+                operand(mask)
+            )
+        }
+        Op::Branch { target } => write!(out, "bra {}", kernel.label(*target).name),
+        Op::Exit => write!(out, "exit"),
+    }
+}
+
+fn write_access_modifiers(
+    out: &mut String,
+    space: StateSpace,
+    order: MemoryOrder,
+    vector: usize,
+) -> fmt::Result {
+    match order {
+        MemoryOrder::Weak => {}
+        MemoryOrder::Volatile => write!(out, ".volatile")?,
+        MemoryOrder::Relaxed(scope) => write!(out, ".relaxed.{}", scope.name())?,
+        MemoryOrder::Acquire(scope) => write!(out, ".acquire.{}", scope.name())?,
+        MemoryOrder::Release(scope) => write!(out, ".release.{}", scope.name())?,
+    }
+    if space != StateSpace::Generic {
+        write!(out, ".{}", space.name())?;
+    }
+    if vector > 1 {
+        write!(out, ".v{vector}")?;
+    }
+    Ok(())
+}
+
+fn address_text(kernel: &Kernel, addr: &Address) -> String {
+    let base = match addr.base {
+        AddressBase::Reg(reg) => kernel.reg(reg).name.clone(),
+        AddressBase::Symbol(symbol) => kernel.symbol(symbol).name.clone(),
+        AddressBase::Absolute => return format!("[{}]", addr.offset),
+    };
+    match addr.offset {
+        0 => format!("[{base}]"),
+        offset if offset < 0 => format!("[{base}-{}]", offset.unsigned_abs()),
+        offset => format!("[{base}+{offset}]"),
+    }
+}
+
+fn operand_text(kernel: &Kernel, operand: &Operand) -> String {
+    match operand {
+        Operand::Reg(reg) => kernel.reg(*reg).name.clone(),
+        Operand::Special(special) => special.to_string(),
+        Operand::Symbol(symbol) => kernel.symbol(*symbol).name.clone(),
+        Operand::Imm { bits, ty } => literal_text(*bits, *ty),
+    }
+}
+
+/// A literal of type `ty` in a form the parser reads back to the same bits.
+pub fn literal_text(bits: u64, ty: ScalarType) -> String {
+    match ty.kind() {
+        TypeKind::Signed => {
+            let shift = 64 - ty.bits();
+            (((bits << shift) as i64) >> shift).to_string()
+        }
+        TypeKind::Unsigned | TypeKind::Predicate => bits.to_string(),
+        TypeKind::Bits => format!("{bits:#x}"),
+        TypeKind::Float => {
+            if ty == ScalarType::F32 {
+                let value = f32::from_bits(bits as u32);
+                let text = format!("{value:?}");
+                if value.is_finite() && text.parse::<f32>().map(f32::to_bits) == Ok(bits as u32) {
+                    text
+                } else {
+                    format!("0f{:08X}", bits as u32)
+                }
+            } else {
+                let value = f64::from_bits(bits);
+                let text = format!("{value:?}");
+                if value.is_finite() && text.parse::<f64>().map(f64::to_bits) == Ok(bits) {
+                    text
+                } else {
+                    format!("0d{bits:016X}")
+                }
+            }
+        }
+    }
+}

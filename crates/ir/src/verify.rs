@@ -1,0 +1,530 @@
+//! The verifier: checks that every instruction is well typed and well formed
+//! (PTX ISA, the "Semantics" and operand rules of each instruction) and lists
+//! every problem it finds with its line, rather than stopping at the first.
+
+use crate::error::{VerifyError, VerifyProblem};
+use crate::instr::*;
+use crate::kernel::{Kernel, Module, RegId};
+use crate::parser::widen;
+use crate::types::{ScalarType, StateSpace, TypeKind};
+
+/// Checks every kernel of `module`; `Ok` when nothing is wrong.
+pub fn verify_module(module: &Module) -> Result<(), VerifyError> {
+    let mut problems = Vec::new();
+    for kernel in &module.kernels {
+        let mut checker = Checker {
+            module,
+            kernel,
+            problems: &mut problems,
+            loc: kernel.loc,
+        };
+        checker.check_kernel();
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(VerifyError { problems })
+    }
+}
+
+struct Checker<'a> {
+    module: &'a Module,
+    kernel: &'a Kernel,
+    problems: &'a mut Vec<VerifyProblem>,
+    loc: SourceLoc,
+}
+
+impl Checker<'_> {
+    #[cold]
+    fn problem(&mut self, message: String) {
+        self.problems.push(VerifyProblem {
+            file: self.module.file_name(self.loc.file).to_string(),
+            line: self.loc.line,
+            kernel: self.kernel.name.clone(),
+            message,
+        });
+    }
+
+    fn check_kernel(&mut self) {
+        for label in &self.kernel.labels {
+            if label.target.index() > self.kernel.instrs.len() {
+                self.problem(format!(
+                    "label `{}` points past the end of the kernel",
+                    label.name
+                ));
+            }
+        }
+        for symbol in &self.kernel.symbols {
+            if !symbol.align.is_power_of_two() || symbol.align < symbol.ty.size_bytes() {
+                self.loc = symbol.loc;
+                self.problem(format!(
+                    "`{}`: alignment {} is not a power of two at least the element size",
+                    symbol.name, symbol.align
+                ));
+            }
+        }
+        for instr in &self.kernel.instrs {
+            self.loc = instr.loc;
+            if let Some(guard) = instr.guard {
+                self.expect_register(guard.reg, ScalarType::Pred, "guard");
+            }
+            self.check_op(&instr.op);
+        }
+    }
+
+    fn reg_name(&self, reg: RegId) -> &str {
+        &self.kernel.reg(reg).name
+    }
+
+    fn expect_register(&mut self, reg: RegId, ty: ScalarType, role: &str) {
+        let Some(decl) = self.kernel.regs.get(reg.index()) else {
+            self.problem(format!("{role}: register {} does not exist", reg.0));
+            return;
+        };
+        if !decl.ty.register_accepts(ty) {
+            let message = format!(
+                "{role} `{}` is declared `.{}` but the instruction uses it as `.{ty}`",
+                decl.name, decl.ty
+            );
+            self.problem(message);
+        }
+    }
+
+    /// A destination or source register of a load or store: sub-word integers
+    /// may live in wider integer registers (they are zero- or sign-extended).
+    fn expect_memory_register(&mut self, reg: RegId, ty: ScalarType, role: &str) {
+        let decl_ty = self.kernel.reg(reg).ty;
+        let widened =
+            ty.is_integer() && decl_ty.is_integer() && decl_ty.size_bytes() >= ty.size_bytes();
+        if !widened {
+            self.expect_register(reg, ty, role);
+        }
+    }
+
+    fn expect_operand(&mut self, operand: &Operand, ty: ScalarType, role: &str) {
+        match *operand {
+            Operand::Reg(reg) => self.expect_register(reg, ty, role),
+            Operand::Imm { ty: literal_ty, .. } => {
+                if literal_ty.size_bytes() != ty.size_bytes()
+                    || literal_ty.is_float() != ty.is_float()
+                {
+                    self.problem(format!(
+                        "{role}: a `.{literal_ty}` literal where `.{ty}` is read"
+                    ));
+                }
+            }
+            Operand::Special(special) => {
+                if !ty.is_integer() || special.ty().size_bytes() != ty.size_bytes() {
+                    self.problem(format!(
+                        "{role}: special register `{special}` reads as `.{}`, not `.{ty}`",
+                        special.ty()
+                    ));
+                }
+            }
+            Operand::Symbol(symbol) => {
+                if !ty.is_integer() || ty.size_bytes() < 4 {
+                    let name = self.kernel.symbol(symbol).name.clone();
+                    self.problem(format!(
+                        "{role}: the address of `{name}` needs a 32- or 64-bit integer type, not `.{ty}`"
+                    ));
+                }
+            }
+        }
+    }
+
+    fn expect_pred(&mut self, operand: &PredOperand, role: &str) {
+        self.expect_operand(&operand.value, ScalarType::Pred, role);
+    }
+
+    fn check_address(&mut self, space: StateSpace, addr: &Address) {
+        match addr.base {
+            AddressBase::Reg(reg) => {
+                let ty = self.kernel.reg(reg).ty;
+                let wide_enough = match space {
+                    StateSpace::Shared
+                    | StateSpace::Local
+                    | StateSpace::Param
+                    | StateSpace::Const => ty.size_bytes() >= 4,
+                    StateSpace::Global | StateSpace::Generic => ty.size_bytes() == 8,
+                };
+                if !ty.is_integer() || !wide_enough {
+                    let name = self.reg_name(reg).to_string();
+                    self.problem(format!(
+                        "address register `{name}` is `.{ty}`; a {} address needs {}",
+                        space.name(),
+                        if matches!(space, StateSpace::Global | StateSpace::Generic) {
+                            "a 64-bit integer register"
+                        } else {
+                            "a 32- or 64-bit integer register"
+                        }
+                    ));
+                }
+            }
+            AddressBase::Symbol(symbol) => {
+                let symbol = self.kernel.symbol(symbol);
+                if symbol.space != space {
+                    let message = format!(
+                        "`{}` is a .{} variable, but the access is to .{}",
+                        symbol.name,
+                        symbol.space.name(),
+                        space.name()
+                    );
+                    self.problem(message);
+                }
+            }
+            AddressBase::Absolute => {}
+        }
+    }
+
+    fn check_op(&mut self, op: &Op) {
+        match op {
+            Op::Binary { op, ty, dst, a, b } => {
+                let ty = *ty;
+                let valid = match op {
+                    BinaryOp::Add
+                    | BinaryOp::Sub
+                    | BinaryOp::Min
+                    | BinaryOp::Max
+                    | BinaryOp::Mul
+                    | BinaryOp::Div => ty != ScalarType::Pred && ty.kind() != TypeKind::Bits,
+                    BinaryOp::MulHi | BinaryOp::MulWide | BinaryOp::Rem => {
+                        matches!(ty.kind(), TypeKind::Unsigned | TypeKind::Signed)
+                    }
+                    BinaryOp::And | BinaryOp::Or | BinaryOp::Xor => !ty.is_float(),
+                    BinaryOp::Shl | BinaryOp::Shr => ty.is_integer(),
+                };
+                if !valid {
+                    self.problem(format!("`{op:?}` is not defined for `.{ty}`").to_lowercase());
+                }
+                if *op == BinaryOp::MulWide {
+                    match widen(ty) {
+                        Some(wide) => self.expect_register(*dst, wide, "destination"),
+                        None => self.problem(format!("`mul.wide` is not defined for `.{ty}`")),
+                    }
+                } else {
+                    self.expect_register(*dst, ty, "destination");
+                }
+                self.expect_operand(a, ty, "first operand");
+                let b_ty = if matches!(op, BinaryOp::Shl | BinaryOp::Shr) {
+                    ScalarType::U32
+                } else {
+                    ty
+                };
+                self.expect_operand(b, b_ty, "second operand");
+            }
+            Op::Unary { op, ty, dst, a } => {
+                let ty = *ty;
+                let valid = match op {
+                    UnaryOp::Mov => true,
+                    UnaryOp::Neg | UnaryOp::Abs => ty.is_float() || ty.is_signed(),
+                    UnaryOp::Not => ty.is_integer() || ty == ScalarType::Pred,
+                    UnaryOp::Popc | UnaryOp::Clz | UnaryOp::Brev => {
+                        ty.kind() == TypeKind::Bits && ty.size_bytes() >= 4
+                    }
+                    UnaryOp::Sqrt | UnaryOp::Rcp | UnaryOp::Rsqrt => ty.is_float(),
+                };
+                if !valid {
+                    self.problem(format!("`{op:?}` is not defined for `.{ty}`").to_lowercase());
+                }
+                let dst_ty = if matches!(op, UnaryOp::Popc | UnaryOp::Clz) {
+                    ScalarType::U32
+                } else {
+                    ty
+                };
+                self.expect_register(*dst, dst_ty, "destination");
+                self.expect_operand(a, ty, "operand");
+            }
+            Op::MulAdd {
+                mode,
+                ty,
+                dst,
+                a,
+                b,
+                c,
+            } => {
+                let ty = *ty;
+                let wide = widen(ty);
+                match mode {
+                    MulAddMode::Fused if !ty.is_float() => {
+                        self.problem(format!("`fma` is not defined for `.{ty}`"))
+                    }
+                    MulAddMode::Lo | MulAddMode::Hi | MulAddMode::Wide
+                        if !matches!(ty.kind(), TypeKind::Unsigned | TypeKind::Signed) =>
+                    {
+                        self.problem(format!("`mad` is not defined for `.{ty}`"))
+                    }
+                    MulAddMode::Wide if wide.is_none() => {
+                        self.problem(format!("`mad.wide` is not defined for `.{ty}`"))
+                    }
+                    _ => {}
+                }
+                let result_ty = if *mode == MulAddMode::Wide {
+                    wide.unwrap_or(ty)
+                } else {
+                    ty
+                };
+                self.expect_register(*dst, result_ty, "destination");
+                self.expect_operand(a, ty, "first operand");
+                self.expect_operand(b, ty, "second operand");
+                self.expect_operand(c, result_ty, "third operand");
+            }
+            Op::Setp {
+                cmp,
+                ty,
+                dst,
+                a,
+                b,
+                combine,
+            } => {
+                if cmp.is_float_only() && !ty.is_float() {
+                    self.problem(format!("comparison `{}` needs a float type", cmp.name()));
+                }
+                if cmp.is_unsigned_only() && (ty.is_float() || ty.is_signed()) {
+                    self.problem(format!(
+                        "comparison `{}` needs an unsigned or bit type",
+                        cmp.name()
+                    ));
+                }
+                if *ty == ScalarType::Pred {
+                    self.problem("`setp` compares numbers, not predicates".to_string());
+                }
+                self.expect_register(*dst, ScalarType::Pred, "destination");
+                self.expect_operand(a, *ty, "first operand");
+                self.expect_operand(b, *ty, "second operand");
+                if let Some((_, c)) = combine {
+                    self.expect_pred(c, "combined predicate");
+                }
+            }
+            Op::Selp {
+                ty,
+                dst,
+                a,
+                b,
+                cond,
+            } => {
+                if *ty == ScalarType::Pred {
+                    self.problem("`selp` selects numbers, not predicates".to_string());
+                }
+                self.expect_register(*dst, *ty, "destination");
+                self.expect_operand(a, *ty, "first operand");
+                self.expect_operand(b, *ty, "second operand");
+                self.expect_pred(cond, "condition");
+            }
+            Op::Cvt {
+                dst_ty,
+                src_ty,
+                rounding,
+                dst,
+                src,
+                ..
+            } => {
+                if *dst_ty == ScalarType::Pred || *src_ty == ScalarType::Pred {
+                    self.problem(
+                        "`cvt` does not convert predicates; use `selp` or `setp`".to_string(),
+                    );
+                }
+                match rounding {
+                    Some(r) if r.is_integer_rounding() && !src_ty.is_float() => self.problem(format!(
+                        "rounding `.{}` rounds a float to an integer value, but the source is `.{src_ty}`",
+                        r.name()
+                    )),
+                    Some(r) if !r.is_integer_rounding() && !dst_ty.is_float() => self.problem(format!(
+                        "rounding `.{}` rounds to a float, but the destination is `.{dst_ty}`",
+                        r.name()
+                    )),
+                    None if src_ty.is_float() && !dst_ty.is_float() => self.problem(
+                        "a float-to-integer `cvt` needs a rounding: `.rni`, `.rzi`, `.rmi` or `.rpi`".to_string(),
+                    ),
+                    _ => {}
+                }
+                self.expect_register(*dst, *dst_ty, "destination");
+                self.expect_operand(src, *src_ty, "source");
+            }
+            Op::Load {
+                space,
+                ty,
+                dst,
+                addr,
+                ..
+            } => {
+                self.check_vector(*ty, dst.len());
+                for &reg in dst {
+                    self.expect_memory_register(reg, *ty, "destination");
+                }
+                self.check_address(*space, addr);
+            }
+            Op::Store {
+                space,
+                ty,
+                addr,
+                src,
+                ..
+            } => {
+                self.check_vector(*ty, src.len());
+                if matches!(space, StateSpace::Param | StateSpace::Const) {
+                    self.problem(format!("the .{} space is read-only", space.name()));
+                }
+                for operand in src {
+                    match operand {
+                        Operand::Reg(reg) => self.expect_memory_register(*reg, *ty, "stored value"),
+                        other => self.expect_operand(other, *ty, "stored value"),
+                    }
+                }
+                self.check_address(*space, addr);
+            }
+            Op::Atom {
+                space,
+                op,
+                ty,
+                dst,
+                addr,
+                a,
+                b,
+            } => {
+                let ty = *ty;
+                let size = ty.size_bytes();
+                let valid = match op {
+                    AtomOp::Add => {
+                        matches!(
+                            ty,
+                            ScalarType::U32
+                                | ScalarType::S32
+                                | ScalarType::U64
+                                | ScalarType::F32
+                                | ScalarType::F64
+                        )
+                    }
+                    AtomOp::Min | AtomOp::Max => {
+                        matches!(
+                            ty,
+                            ScalarType::U32 | ScalarType::S32 | ScalarType::U64 | ScalarType::S64
+                        )
+                    }
+                    AtomOp::Inc | AtomOp::Dec => ty == ScalarType::U32,
+                    AtomOp::Exch | AtomOp::Cas | AtomOp::And | AtomOp::Or | AtomOp::Xor => {
+                        ty.is_integer() && (size == 4 || size == 8)
+                    }
+                };
+                if !valid {
+                    self.problem(format!("`atom.{}` is not defined for `.{ty}`", op.name()));
+                }
+                if !matches!(
+                    space,
+                    StateSpace::Global | StateSpace::Shared | StateSpace::Generic
+                ) {
+                    self.problem(format!(
+                        "atomics are not defined on the .{} space",
+                        space.name()
+                    ));
+                }
+                if let Some(dst) = dst {
+                    self.expect_register(*dst, ty, "destination");
+                }
+                self.expect_operand(a, ty, "operand");
+                if let Some(b) = b {
+                    self.expect_operand(b, ty, "swap value");
+                }
+                self.check_address(*space, addr);
+            }
+            Op::Barrier {
+                kind,
+                id,
+                count,
+                reduction,
+            } => {
+                self.expect_operand(id, ScalarType::U32, "barrier id");
+                if let Operand::Imm { bits, .. } = id {
+                    if *bits > 15 {
+                        self.problem(format!(
+                            "barrier id {bits} is out of range: a block has barriers 0 to 15"
+                        ));
+                    }
+                }
+                if let Some(count) = count {
+                    self.expect_operand(count, ScalarType::U32, "thread count");
+                    if let Operand::Imm { bits, .. } = count {
+                        if *bits == 0 || bits % 32 != 0 {
+                            self.problem(format!(
+                                "barrier thread count {bits} is not a positive multiple of 32"
+                            ));
+                        }
+                    }
+                }
+                match (kind, reduction) {
+                    (BarrierKind::Reduce(reduce), Some((dst, pred))) => {
+                        let dst_ty = if *reduce == BarrierReduction::Popc {
+                            ScalarType::U32
+                        } else {
+                            ScalarType::Pred
+                        };
+                        self.expect_register(*dst, dst_ty, "destination");
+                        self.expect_pred(pred, "predicate");
+                    }
+                    (BarrierKind::Reduce(_), None) => {
+                        self.problem("`bar.red` needs a destination and a predicate".to_string())
+                    }
+                    (_, Some(_)) => self.problem("only `bar.red` takes a predicate".to_string()),
+                    (BarrierKind::Arrive, None) if count.is_none() => {
+                        self.problem("`bar.arrive` needs a thread count".to_string())
+                    }
+                    _ => {}
+                }
+            }
+            Op::WarpSync { mask } => self.expect_operand(mask, ScalarType::B32, "mask"),
+            Op::Fence { .. } | Op::Exit => {}
+            Op::Shuffle {
+                dst,
+                dst_pred,
+                a,
+                b,
+                c,
+                mask,
+                ..
+            } => {
+                self.expect_register(*dst, ScalarType::B32, "destination");
+                if let Some(p) = dst_pred {
+                    self.expect_register(*p, ScalarType::Pred, "predicate destination");
+                }
+                self.expect_operand(a, ScalarType::B32, "value");
+                self.expect_operand(b, ScalarType::B32, "lane operand");
+                self.expect_operand(c, ScalarType::B32, "clamp operand");
+                self.expect_operand(mask, ScalarType::B32, "mask");
+            }
+            Op::Vote {
+                mode,
+                dst,
+                pred,
+                mask,
+            } => {
+                let dst_ty = if *mode == VoteMode::Ballot {
+                    ScalarType::B32
+                } else {
+                    ScalarType::Pred
+                };
+                self.expect_register(*dst, dst_ty, "destination");
+                self.expect_pred(pred, "predicate");
+                self.expect_operand(mask, ScalarType::B32, "mask");
+            }
+            Op::Branch { target } => {
+                if target.index() >= self.kernel.labels.len() {
+                    self.problem(format!("branch to label {} that does not exist", target.0));
+                }
+            }
+        }
+    }
+
+    fn check_vector(&mut self, ty: ScalarType, count: usize) {
+        if !matches!(count, 1 | 2 | 4) {
+            self.problem(format!(
+                "a vector access has 1, 2 or 4 elements, not {count}"
+            ));
+        } else if ty == ScalarType::Pred {
+            self.problem("predicates cannot be loaded or stored".to_string());
+        } else if ty.size_bytes() as usize * count > 16 {
+            self.problem(format!(
+                "a vector access moves at most 16 bytes; `.v{count}.{ty}` would move {}",
+                ty.size_bytes() as usize * count
+            ));
+        }
+    }
+}
