@@ -1,1 +1,204 @@
-//! placeholder
+//! The warpsim machine: runs a lowered kernel over a grid of thread blocks,
+//! the way an NVIDIA GPU of compute capability 7.0 to 9.0 would, and counts
+//! what every instruction did.
+//!
+//! The modules keep apart what Miri keeps apart: [`program`] is the dense
+//! executable form, [`warp`] the state of a warp and its divergent paths,
+//! [`block`] the execution of a block (scheduling, barriers, instruction
+//! semantics), [`memory`] the global buffers and address windows, [`stats`]
+//! the counters, and [`error`] the diagnostics. The machine knows nothing of
+//! PTX or files: it takes IR, a launch and buffers, and returns counters and
+//! faults.
+//!
+//! Blocks run in parallel on a rayon pool. Determinism: each block's
+//! interleaving of warps is fixed, per-instruction counters are sums (the same
+//! in any order), and when several blocks fault, the fault of the lowest block
+//! index is the one reported.
+
+pub mod arith;
+pub mod block;
+pub mod config;
+pub mod error;
+pub mod memory;
+pub mod program;
+pub mod stats;
+pub mod warp;
+
+use rayon::prelude::*;
+
+pub use config::{BarrierSemantics, MachineConfig};
+pub use error::{ExecError, FaultKind, LaunchError};
+pub use memory::GlobalMemory;
+pub use program::Program;
+pub use stats::{InstrStats, RunStats};
+
+/// The shape and parameters of one launch.
+#[derive(Clone, Debug)]
+pub struct Launch {
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    /// Dynamic shared memory per block (the third `<<< >>>` argument).
+    pub dynamic_shared_bytes: u32,
+    /// The parameter buffer, laid out as [`Program::params`] says.
+    pub params: Vec<u8>,
+}
+
+/// What a launch produced. `error` is the first fault by block index; the
+/// counters include every block, including the faulting ones up to their fault.
+#[derive(Debug)]
+pub struct RunOutcome {
+    pub stats: RunStats,
+    pub error: Option<ExecError>,
+    /// How many blocks faulted.
+    pub failed_blocks: u64,
+}
+
+/// Checks a launch against the program and the machine before anything runs.
+pub fn validate_launch(
+    program: &Program,
+    launch: &Launch,
+    config: &MachineConfig,
+) -> Result<(), LaunchError> {
+    let device = &config.device;
+    for (axis, (&block, &limit)) in ["x", "y", "z"]
+        .iter()
+        .zip(launch.block.iter().zip(&device.max_block_dims))
+    {
+        if block == 0 || block > limit {
+            return Err(LaunchError::new(format!(
+                "block dimension {axis} is {block}; it must be between 1 and {limit}"
+            )));
+        }
+    }
+    for (axis, (&grid, &limit)) in ["x", "y", "z"]
+        .iter()
+        .zip(launch.grid.iter().zip(&device.max_grid_dims))
+    {
+        if grid == 0 || grid > limit {
+            return Err(LaunchError::new(format!(
+                "grid dimension {axis} is {grid}; it must be between 1 and {limit}"
+            )));
+        }
+    }
+    let threads: u64 = launch.block.iter().map(|&d| u64::from(d)).product();
+    if threads > u64::from(device.max_threads_per_block) {
+        return Err(LaunchError::new(format!(
+            "a block of {}x{}x{} has {threads} threads; this machine allows at most {}",
+            launch.block[0], launch.block[1], launch.block[2], device.max_threads_per_block
+        )));
+    }
+    let shared = &config.shared_memory;
+    if program.static_shared_bytes > shared.static_bytes_per_block {
+        return Err(LaunchError::new(format!(
+            "the kernel declares {} bytes of static shared memory; a block may have at most {}",
+            program.static_shared_bytes, shared.static_bytes_per_block
+        )));
+    }
+    let total_shared =
+        u64::from(program.dynamic_shared_offset) + u64::from(launch.dynamic_shared_bytes);
+    if launch.dynamic_shared_bytes > 0 && total_shared > u64::from(shared.max_bytes_per_block) {
+        return Err(LaunchError::new(format!(
+            "{} bytes of static and {} bytes of dynamic shared memory exceed the {} bytes a block may use",
+            program.static_shared_bytes, launch.dynamic_shared_bytes, shared.max_bytes_per_block
+        )));
+    }
+    if launch.params.len() != program.param_bytes as usize {
+        return Err(LaunchError::new(format!(
+            "the parameter buffer has {} bytes; the kernel's parameters take {}",
+            launch.params.len(),
+            program.param_bytes
+        )));
+    }
+    if config.barriers.semantics == BarrierSemantics::PreVolta {
+        return Err(LaunchError::new(
+            "barriers.semantics = \"pre-volta\" (per-warp arrival) is not implemented yet; use \"volta\"",
+        ));
+    }
+    Ok(())
+}
+
+/// Runs every block of the launch on `host_threads` host threads (0: all cores).
+pub fn run(
+    program: &Program,
+    launch: &Launch,
+    global: &GlobalMemory,
+    config: &MachineConfig,
+    host_threads: usize,
+) -> Result<RunOutcome, LaunchError> {
+    validate_launch(program, launch, config)?;
+    let env = block::LaunchEnv {
+        program,
+        config,
+        global,
+        params: &launch.params,
+        grid: launch.grid,
+        block_dim: launch.block,
+        dynamic_shared_bytes: launch.dynamic_shared_bytes,
+    };
+    let [gx, gy, gz] = launch.grid;
+    let block_count = u64::from(gx) * u64::from(gy) * u64::from(gz);
+    let block_at = |linear: u64| -> [u32; 3] {
+        let x = linear % u64::from(gx);
+        let y = (linear / u64::from(gx)) % u64::from(gy);
+        let z = linear / (u64::from(gx) * u64::from(gy));
+        [x as u32, y as u32, z as u32]
+    };
+    tracing::debug!(
+        kernel = %program.kernel_name,
+        blocks = block_count,
+        threads_per_block = launch.block.iter().product::<u32>(),
+        "launch"
+    );
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(host_threads)
+        .build()
+        .map_err(|error| LaunchError::new(format!("cannot start host threads: {error}")))?;
+    // Each host thread folds its blocks into one runner (reusing allocations);
+    // the partial results are then merged. Counters are sums and the reported
+    // fault is the lowest block's, so the result does not depend on how rayon
+    // splits the work.
+    type Partial = (RunStats, Option<(u64, ExecError)>, u64);
+    let identity = || (RunStats::new(program.code.len()), None, 0);
+    let merge = |mut left: Partial, right: Partial| -> Partial {
+        left.0.merge(&right.0);
+        left.1 = match (left.1, right.1) {
+            (Some(a), Some(b)) => Some(if a.0 <= b.0 { a } else { b }),
+            (a, b) => a.or(b),
+        };
+        left.2 += right.2;
+        left
+    };
+    let (stats, error, failed_blocks) = pool.install(|| {
+        (0..block_count)
+            .into_par_iter()
+            .fold(
+                || (block::BlockRunner::new(&env), None, 0u64),
+                |(mut runner, first_error, failed): (block::BlockRunner, Option<(u64, ExecError)>, u64), linear| {
+                    let block_index = block_at(linear);
+                    match runner.run_block(block_index) {
+                        Ok(()) => (runner, first_error, failed),
+                        Err(error) => {
+                            tracing::debug!(block = ?block_index, fault = ?error.kind, "block faulted");
+                            let first = match first_error {
+                                Some(existing) if existing.0 <= linear => Some(existing),
+                                _ => Some((linear, error)),
+                            };
+                            (runner, first, failed + 1)
+                        }
+                    }
+                },
+            )
+            .map(|(runner, error, failed)| (runner.into_stats(), error, failed))
+            .reduce(identity, merge)
+    });
+    tracing::debug!(
+        warp_instructions = stats.warp_instructions(),
+        failed_blocks,
+        "launch finished"
+    );
+    Ok(RunOutcome {
+        stats,
+        error: error.map(|(_, error)| error),
+        failed_blocks,
+    })
+}

@@ -1,0 +1,581 @@
+//! Scalar semantics of the arithmetic instructions, one lane at a time (PTX
+//! ISA, "Integer Arithmetic", "Floating-Point" and "Data Movement and
+//! Conversion" instructions). Registers hold values in the low bits of a
+//! 64-bit lane with the upper bits zero; every function here keeps that form.
+//!
+//! Where PTX leaves a result unspecified (integer division by zero), the
+//! result is what NVIDIA hardware returns: all ones for the quotient, the
+//! dividend for the remainder.
+
+use warpsim_ir::{CmpOp, Rounding};
+
+use crate::program::{FloatType, IntType, NumberType};
+
+/// The mask of the low `bits` bits.
+#[inline(always)]
+pub fn width_mask(bits: u8) -> u64 {
+    if bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    }
+}
+
+/// Sign-extends the low `bits` bits of `value`.
+#[inline(always)]
+pub fn sign_extend(value: u64, bits: u8) -> i64 {
+    let shift = 64 - u32::from(bits);
+    ((value << shift) as i64) >> shift
+}
+
+/// Reads an integer register as a signed or unsigned 128-bit value.
+#[inline(always)]
+fn as_wide(value: u64, ty: IntType) -> i128 {
+    if ty.signed {
+        i128::from(sign_extend(value, ty.bits))
+    } else {
+        i128::from(value & width_mask(ty.bits))
+    }
+}
+
+#[inline(always)]
+pub fn int_add(a: u64, b: u64, ty: IntType) -> u64 {
+    a.wrapping_add(b) & width_mask(ty.bits)
+}
+
+#[inline(always)]
+pub fn int_sub(a: u64, b: u64, ty: IntType) -> u64 {
+    a.wrapping_sub(b) & width_mask(ty.bits)
+}
+
+#[inline(always)]
+pub fn int_mul_lo(a: u64, b: u64, ty: IntType) -> u64 {
+    a.wrapping_mul(b) & width_mask(ty.bits)
+}
+
+/// The high half of the double-width product.
+#[inline(always)]
+pub fn int_mul_hi(a: u64, b: u64, ty: IntType) -> u64 {
+    let product = as_wide(a, ty).wrapping_mul(as_wide(b, ty));
+    ((product >> ty.bits) as u64) & width_mask(ty.bits)
+}
+
+/// The whole double-width product (`mul.wide`): the destination is twice as wide.
+#[inline(always)]
+pub fn int_mul_wide(a: u64, b: u64, ty: IntType) -> u64 {
+    let product = as_wide(a, ty).wrapping_mul(as_wide(b, ty));
+    (product as u64) & width_mask(ty.bits.saturating_mul(2))
+}
+
+pub fn int_div(a: u64, b: u64, ty: IntType) -> u64 {
+    let mask = width_mask(ty.bits);
+    if b & mask == 0 {
+        return mask;
+    }
+    let quotient = if ty.signed {
+        let (a, b) = (sign_extend(a, ty.bits), sign_extend(b, ty.bits));
+        a.wrapping_div(b) as u64
+    } else {
+        (a & mask) / (b & mask)
+    };
+    quotient & mask
+}
+
+pub fn int_rem(a: u64, b: u64, ty: IntType) -> u64 {
+    let mask = width_mask(ty.bits);
+    if b & mask == 0 {
+        return a & mask;
+    }
+    let remainder = if ty.signed {
+        let (a, b) = (sign_extend(a, ty.bits), sign_extend(b, ty.bits));
+        a.wrapping_rem(b) as u64
+    } else {
+        (a & mask) % (b & mask)
+    };
+    remainder & mask
+}
+
+#[inline(always)]
+pub fn int_min(a: u64, b: u64, ty: IntType) -> u64 {
+    if as_wide(a, ty) <= as_wide(b, ty) {
+        a
+    } else {
+        b
+    }
+}
+
+#[inline(always)]
+pub fn int_max(a: u64, b: u64, ty: IntType) -> u64 {
+    if as_wide(a, ty) >= as_wide(b, ty) {
+        a
+    } else {
+        b
+    }
+}
+
+/// Shift amounts at or beyond the width give 0 (PTX clamps them).
+#[inline(always)]
+pub fn int_shl(a: u64, amount: u64, ty: IntType) -> u64 {
+    let amount = amount & 0xffff_ffff;
+    if amount >= u64::from(ty.bits) {
+        0
+    } else {
+        (a << amount) & width_mask(ty.bits)
+    }
+}
+
+/// Arithmetic for signed types, logical otherwise; clamped like `shl`.
+#[inline(always)]
+pub fn int_shr(a: u64, amount: u64, ty: IntType) -> u64 {
+    let amount = amount & 0xffff_ffff;
+    if ty.signed {
+        let amount = amount.min(u64::from(ty.bits) - 1);
+        ((sign_extend(a, ty.bits) >> amount) as u64) & width_mask(ty.bits)
+    } else if amount >= u64::from(ty.bits) {
+        0
+    } else {
+        (a & width_mask(ty.bits)) >> amount
+    }
+}
+
+pub fn int_neg(a: u64, ty: IntType) -> u64 {
+    a.wrapping_neg() & width_mask(ty.bits)
+}
+
+pub fn int_abs(a: u64, ty: IntType) -> u64 {
+    (sign_extend(a, ty.bits).wrapping_abs() as u64) & width_mask(ty.bits)
+}
+
+pub fn int_popc(a: u64, ty: IntType) -> u64 {
+    u64::from((a & width_mask(ty.bits)).count_ones())
+}
+
+pub fn int_clz(a: u64, ty: IntType) -> u64 {
+    let value = a & width_mask(ty.bits);
+    u64::from(value.leading_zeros() - (64 - u32::from(ty.bits)))
+}
+
+pub fn int_brev(a: u64, ty: IntType) -> u64 {
+    (a & width_mask(ty.bits)).reverse_bits() >> (64 - u32::from(ty.bits))
+}
+
+/// `mad.lo/hi/wide`: the product's low half, high half or whole double-width
+/// value, plus `c`.
+pub fn int_mad(mode: warpsim_ir::MulAddMode, a: u64, b: u64, c: u64, ty: IntType) -> u64 {
+    match mode {
+        warpsim_ir::MulAddMode::Hi => int_add(int_mul_hi(a, b, ty), c, ty),
+        warpsim_ir::MulAddMode::Wide => {
+            let wide = IntType {
+                bits: ty.bits.saturating_mul(2).min(64),
+                signed: ty.signed,
+            };
+            int_add(int_mul_wide(a, b, ty), c, wide)
+        }
+        _ => int_add(int_mul_lo(a, b, ty), c, ty),
+    }
+}
+
+#[inline(always)]
+pub fn f32_of(bits: u64) -> f32 {
+    f32::from_bits(bits as u32)
+}
+
+#[inline(always)]
+pub fn f32_bits(value: f32) -> u64 {
+    u64::from(value.to_bits())
+}
+
+/// `fma.rn.f32` with a single rounding. The product of two floats is exact in
+/// `f64`, so `a*b + c` in `f64` differs from the exact sum by one rounding; a
+/// second rounding to `f32` is then correct unless the `f64` result sits
+/// exactly halfway between two `f32` values, which the bit test below detects
+/// (the approach of musl's `fmaf`). That rare case falls back to the library.
+#[inline(always)]
+pub fn fma_f32(a: f32, b: f32, c: f32) -> f32 {
+    let wide = f64::from(a) * f64::from(b) + f64::from(c);
+    let bits = wide.to_bits();
+    // The 29 bits below an f32 mantissa: exactly 1000...0 marks a halfway case.
+    if bits & 0x1fff_ffff != 0x1000_0000 || !wide.is_finite() {
+        return wide as f32;
+    }
+    a.mul_add(b, c)
+}
+
+/// PTX `min`/`max` return the other operand when one is NaN.
+#[inline(always)]
+pub fn f32_min(a: f32, b: f32) -> f32 {
+    a.min(b)
+}
+
+#[inline(always)]
+pub fn f32_max(a: f32, b: f32) -> f32 {
+    a.max(b)
+}
+
+/// Compares two values of type `ty`.
+pub fn compare(cmp: CmpOp, ty: NumberType, a: u64, b: u64) -> bool {
+    match ty {
+        NumberType::Int(int) => {
+            let (x, y) = (as_wide(a, int), as_wide(b, int));
+            let (ux, uy) = (a & width_mask(int.bits), b & width_mask(int.bits));
+            match cmp {
+                CmpOp::Eq | CmpOp::Equ => x == y,
+                CmpOp::Ne | CmpOp::Neu => x != y,
+                CmpOp::Lt | CmpOp::Ltu => x < y,
+                CmpOp::Le | CmpOp::Leu => x <= y,
+                CmpOp::Gt | CmpOp::Gtu => x > y,
+                CmpOp::Ge | CmpOp::Geu => x >= y,
+                CmpOp::Lo => ux < uy,
+                CmpOp::Ls => ux <= uy,
+                CmpOp::Hi => ux > uy,
+                CmpOp::Hs => ux >= uy,
+                CmpOp::Num => true,
+                CmpOp::Nan => false,
+            }
+        }
+        NumberType::Float(float) => {
+            let (x, y) = match float {
+                FloatType::F32 => (f64::from(f32_of(a)), f64::from(f32_of(b))),
+                FloatType::F64 => (f64::from_bits(a), f64::from_bits(b)),
+            };
+            let unordered = x.is_nan() || y.is_nan();
+            match cmp {
+                CmpOp::Eq => x == y,
+                CmpOp::Ne => !unordered && x != y,
+                CmpOp::Lt | CmpOp::Lo => x < y,
+                CmpOp::Le | CmpOp::Ls => x <= y,
+                CmpOp::Gt | CmpOp::Hi => x > y,
+                CmpOp::Ge | CmpOp::Hs => x >= y,
+                CmpOp::Equ => unordered || x == y,
+                CmpOp::Neu => unordered || x != y,
+                CmpOp::Ltu => unordered || x < y,
+                CmpOp::Leu => unordered || x <= y,
+                CmpOp::Gtu => unordered || x > y,
+                CmpOp::Geu => unordered || x >= y,
+                CmpOp::Num => !unordered,
+                CmpOp::Nan => unordered,
+            }
+        }
+    }
+}
+
+/// Rounds `value` to an integral value with an integer rounding mode.
+fn round_integral(value: f64, rounding: Option<Rounding>) -> f64 {
+    match rounding {
+        Some(Rounding::Rni) | Some(Rounding::Rn) => value.round_ties_even(),
+        Some(Rounding::Rmi) | Some(Rounding::Rm) => value.floor(),
+        Some(Rounding::Rpi) | Some(Rounding::Rp) => value.ceil(),
+        Some(Rounding::Rzi) | Some(Rounding::Rz) | None => value.trunc(),
+    }
+}
+
+/// Rounds an exactly known value to `f32` with a directed mode: start from the
+/// nearest `f32` and step one unit toward the mode if it landed on the wrong side.
+fn to_f32_directed(
+    nearest: f32,
+    exact_cmp: impl Fn(f32) -> std::cmp::Ordering,
+    rounding: Rounding,
+) -> f32 {
+    use std::cmp::Ordering;
+    let step_down = |x: f32| {
+        if x == 0.0 {
+            -f32::from_bits(1)
+        } else if x > 0.0 {
+            f32::from_bits(x.to_bits() - 1)
+        } else {
+            f32::from_bits(x.to_bits() + 1)
+        }
+    };
+    let step_up = |x: f32| -step_down(-x);
+    match (rounding, exact_cmp(nearest)) {
+        (_, Ordering::Equal) => nearest,
+        (Rounding::Rm, Ordering::Greater) => step_down(nearest),
+        (Rounding::Rp, Ordering::Less) => step_up(nearest),
+        (Rounding::Rz, Ordering::Greater) if nearest > 0.0 => step_down(nearest),
+        (Rounding::Rz, Ordering::Less) if nearest < 0.0 => step_up(nearest),
+        _ => nearest,
+    }
+}
+
+/// The same for `f64` results from 64-bit integers.
+fn i128_to_f64_directed(value: i128, rounding: Rounding) -> f64 {
+    let nearest = value as f64;
+    if !nearest.is_finite() {
+        return nearest;
+    }
+    let exact = nearest as i128;
+    let next_down = |x: f64| {
+        if x > 0.0 {
+            f64::from_bits(x.to_bits() - 1)
+        } else if x < 0.0 {
+            f64::from_bits(x.to_bits() + 1)
+        } else {
+            -f64::from_bits(1)
+        }
+    };
+    let next_up = |x: f64| -next_down(-x);
+    match rounding {
+        Rounding::Rm if exact > value => next_down(nearest),
+        Rounding::Rp if exact < value => next_up(nearest),
+        Rounding::Rz if exact > value && nearest > 0.0 => next_down(nearest),
+        Rounding::Rz if exact < value && nearest < 0.0 => next_up(nearest),
+        _ => nearest,
+    }
+}
+
+/// `cvt`: converts `src` of type `from` to type `to`.
+pub fn convert(
+    src: u64,
+    from: NumberType,
+    to: NumberType,
+    rounding: Option<Rounding>,
+    saturate: bool,
+) -> u64 {
+    match (from, to) {
+        (NumberType::Int(from), NumberType::Int(to)) => {
+            let value = as_wide(src, from);
+            let value = if saturate {
+                let (min, max) = int_range(to);
+                value.clamp(min, max)
+            } else {
+                value
+            };
+            (value as u64) & width_mask(to.bits)
+        }
+        (NumberType::Float(from), NumberType::Int(to)) => {
+            let value = match from {
+                FloatType::F32 => f64::from(f32_of(src)),
+                FloatType::F64 => f64::from_bits(src),
+            };
+            if value.is_nan() {
+                return 0;
+            }
+            // PTX saturates float-to-integer conversions to the destination range.
+            let (min, max) = int_range(to);
+            let rounded = round_integral(value, rounding);
+            let clamped = if rounded <= min as f64 {
+                min
+            } else if rounded >= max as f64 {
+                max
+            } else {
+                rounded as i128
+            };
+            (clamped as u64) & width_mask(to.bits)
+        }
+        (NumberType::Int(from), NumberType::Float(to)) => {
+            let value = as_wide(src, from);
+            let result = match (to, rounding) {
+                (FloatType::F32, Some(mode @ (Rounding::Rz | Rounding::Rm | Rounding::Rp))) => {
+                    // Below 2^24 the conversion is exact; above, every f32 is an
+                    // integer, so comparing as integers is exact either way.
+                    let nearest = value as f32;
+                    f32_bits(to_f32_directed(nearest, |x| (x as i128).cmp(&value), mode))
+                }
+                (FloatType::F32, _) => f32_bits(value as f32),
+                (FloatType::F64, Some(mode @ (Rounding::Rz | Rounding::Rm | Rounding::Rp))) => {
+                    i128_to_f64_directed(value, mode).to_bits()
+                }
+                (FloatType::F64, _) => (value as f64).to_bits(),
+            };
+            saturate_float(result, to, saturate)
+        }
+        (NumberType::Float(from), NumberType::Float(to)) => {
+            let value = match from {
+                FloatType::F32 => f64::from(f32_of(src)),
+                FloatType::F64 => f64::from_bits(src),
+            };
+            let result = match (to, rounding) {
+                (_, Some(mode)) if mode.is_integer_rounding() => {
+                    let rounded = if value.is_finite() {
+                        round_integral(value, Some(mode))
+                    } else {
+                        value
+                    };
+                    match to {
+                        FloatType::F32 => f32_bits(rounded as f32),
+                        FloatType::F64 => rounded.to_bits(),
+                    }
+                }
+                (FloatType::F32, Some(mode @ (Rounding::Rz | Rounding::Rm | Rounding::Rp))) => {
+                    let nearest = value as f32;
+                    f32_bits(to_f32_directed(
+                        nearest,
+                        |x| {
+                            f64::from(x)
+                                .partial_cmp(&value)
+                                .unwrap_or(std::cmp::Ordering::Equal)
+                        },
+                        mode,
+                    ))
+                }
+                (FloatType::F32, _) => f32_bits(value as f32),
+                (FloatType::F64, _) => value.to_bits(),
+            };
+            saturate_float(result, to, saturate)
+        }
+    }
+}
+
+/// `.sat` on a float result clamps it to [0, 1], NaN to 0.
+fn saturate_float(bits: u64, ty: FloatType, saturate: bool) -> u64 {
+    if !saturate {
+        return bits;
+    }
+    match ty {
+        FloatType::F32 => {
+            let value = f32_of(bits);
+            f32_bits(if value.is_nan() {
+                0.0
+            } else {
+                value.clamp(0.0, 1.0)
+            })
+        }
+        FloatType::F64 => {
+            let value = f64::from_bits(bits);
+            (if value.is_nan() {
+                0.0
+            } else {
+                value.clamp(0.0, 1.0)
+            })
+            .to_bits()
+        }
+    }
+}
+
+fn int_range(ty: IntType) -> (i128, i128) {
+    if ty.signed {
+        let half = 1i128 << (ty.bits - 1);
+        (-half, half - 1)
+    } else {
+        (0, (1i128 << ty.bits) - 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const U32: IntType = IntType {
+        bits: 32,
+        signed: false,
+    };
+    const S32: IntType = IntType {
+        bits: 32,
+        signed: true,
+    };
+
+    #[test]
+    fn integer_operations_wrap_and_extend_like_ptx() {
+        assert_eq!(int_add(0xffff_ffff, 1, U32), 0);
+        assert_eq!(int_sub(0, 1, S32), 0xffff_ffff);
+        assert_eq!(int_mul_hi(0xffff_ffff, 2, U32), 1);
+        assert_eq!(int_mul_hi(0xffff_ffff, 2, S32), 0xffff_ffff);
+        assert_eq!(
+            int_mul_wide(0xffff_ffff, 0xffff_ffff, U32),
+            0xffff_fffe_0000_0001
+        );
+        assert_eq!(int_mul_wide(0xffff_ffff, 3, S32), (-3i64) as u64);
+        assert_eq!(int_div(7, 0, U32), 0xffff_ffff);
+        assert_eq!(
+            int_div((-7i32) as u32 as u64, 2, S32),
+            (-3i32) as u32 as u64
+        );
+        assert_eq!(
+            int_rem((-7i32) as u32 as u64, 2, S32),
+            (-1i32) as u32 as u64
+        );
+        assert_eq!(int_shr(0x8000_0000, 31, S32), 0xffff_ffff);
+        assert_eq!(int_shr(0x8000_0000, 40, S32), 0xffff_ffff);
+        assert_eq!(int_shr(0x8000_0000, 40, U32), 0);
+        assert_eq!(int_shl(1, 32, U32), 0);
+        assert_eq!(int_min(0xffff_ffff, 1, S32), 0xffff_ffff);
+        assert_eq!(int_min(0xffff_ffff, 1, U32), 1);
+        assert_eq!(int_clz(1, U32), 31);
+        assert_eq!(int_brev(1, U32), 0x8000_0000);
+    }
+
+    #[test]
+    fn fma_is_correctly_rounded_where_double_rounding_would_fail() {
+        // a*b + c is exactly halfway between two f32 values after one f64 rounding
+        // in this case; the library fallback gives the correctly rounded result.
+        let cases = [
+            (1.0f32 + f32::EPSILON, 1.0 - f32::EPSILON / 2.0, 1e-8),
+            (0.1, 0.2, 0.3),
+            (1.0001, 1.0001, -1.0002),
+            (3.0e38, 2.0, -3.0e38),
+        ];
+        for (a, b, c) in cases {
+            assert_eq!(
+                fma_f32(a, b, c).to_bits(),
+                a.mul_add(b, c).to_bits(),
+                "{a} {b} {c}"
+            );
+        }
+    }
+
+    #[test]
+    fn conversions_round_and_saturate() {
+        let f32_type = NumberType::Float(FloatType::F32);
+        let s32 = NumberType::Int(S32);
+        let u8_type = NumberType::Int(IntType {
+            bits: 8,
+            signed: false,
+        });
+        assert_eq!(
+            convert(f32_bits(2.5), f32_type, s32, Some(Rounding::Rni), false),
+            2
+        );
+        assert_eq!(
+            convert(f32_bits(-2.5), f32_type, s32, Some(Rounding::Rmi), false),
+            (-3i32) as u32 as u64
+        );
+        assert_eq!(
+            convert(f32_bits(3e10), f32_type, s32, Some(Rounding::Rzi), false),
+            0x7fff_ffff
+        );
+        assert_eq!(
+            convert(
+                f32_bits(f32::NAN),
+                f32_type,
+                s32,
+                Some(Rounding::Rzi),
+                false
+            ),
+            0
+        );
+        assert_eq!(convert(300, NumberType::Int(U32), u8_type, None, true), 255);
+        assert_eq!(convert(300, NumberType::Int(U32), u8_type, None, false), 44);
+        // 2^24 + 1 is not an f32: nearest-even gives 2^24, toward +inf 2^24 + 2.
+        let big = (1u64 << 24) + 1;
+        assert_eq!(
+            f32_of(convert(
+                big,
+                NumberType::Int(U32),
+                f32_type,
+                Some(Rounding::Rn),
+                false
+            )),
+            16_777_216.0
+        );
+        assert_eq!(
+            f32_of(convert(
+                big,
+                NumberType::Int(U32),
+                f32_type,
+                Some(Rounding::Rp),
+                false
+            )),
+            16_777_218.0
+        );
+        assert_eq!(
+            f32_of(convert(
+                big,
+                NumberType::Int(U32),
+                f32_type,
+                Some(Rounding::Rz),
+                false
+            )),
+            16_777_216.0
+        );
+    }
+}

@@ -1,0 +1,1308 @@
+//! Runs one thread block: its warps, its barriers, its shared and local
+//! memory, and the semantics of every instruction over the 32 lanes of a warp.
+//!
+//! Warps take turns in a fixed order, each running until it blocks (a barrier,
+//! a warp sync), finishes, or has run a quantum of instructions, so that a warp
+//! spinning on a flag cannot starve the one that will set it. The order is a
+//! pure function of the program and launch: the same inputs give the same
+//! interleaving on every host.
+
+use warpsim_banks::{AccessKind, BankArbiter};
+use warpsim_ir::{
+    AtomOp, BarrierKind, BarrierReduction, BoolOp, ShuffleMode, StateSpace, VoteMode,
+};
+
+use crate::arith::{self, f32_bits, f32_of, sign_extend, width_mask};
+use crate::config::MachineConfig;
+use crate::error::*;
+use crate::memory::{
+    read_bytes, size_mask, write_bytes, GlobalMemory, LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE,
+};
+use crate::program::*;
+use crate::stats::{InstrStats, RunStats};
+use crate::warp::{Barrier, Path, PathWait, Warp, WARP_SIZE};
+
+/// Instructions a warp runs before the next warp gets its turn.
+const QUANTUM: u32 = 512;
+
+/// What every block of a launch shares, read-only.
+pub struct LaunchEnv<'a> {
+    pub program: &'a Program,
+    pub config: &'a MachineConfig,
+    pub global: &'a GlobalMemory,
+    pub params: &'a [u8],
+    pub grid: [u32; 3],
+    pub block_dim: [u32; 3],
+    pub dynamic_shared_bytes: u32,
+}
+
+/// Runs blocks one after another, reusing its allocations; one per host thread.
+pub struct BlockRunner<'a> {
+    env: &'a LaunchEnv<'a>,
+    warps: Vec<Warp>,
+    state: BlockState,
+}
+
+/// Everything of a block except its warps, so a warp and the block state can
+/// be borrowed at the same time.
+struct BlockState {
+    block_index: [u32; 3],
+    shared: Vec<u8>,
+    local: Vec<u8>,
+    barriers: [Barrier; 16],
+    live_threads: u32,
+    instructions: u64,
+    stats: RunStats,
+    arbiter: BankArbiter,
+    /// Scratch lane addresses for the bank arbiter.
+    shared_addresses: [u32; WARP_SIZE],
+    /// Scratch sector numbers for coalescing.
+    sectors: Vec<u64>,
+}
+
+/// Where a lane's access goes once its address is resolved.
+#[derive(Clone, Copy)]
+enum Target {
+    Shared(u64),
+    Local(u64),
+    Global(u64),
+    Param(u64),
+}
+
+impl<'a> BlockRunner<'a> {
+    pub fn new(env: &'a LaunchEnv<'a>) -> BlockRunner<'a> {
+        let threads = env.block_dim.iter().product::<u32>() as usize;
+        let shared_bytes =
+            env.program.dynamic_shared_offset as usize + env.dynamic_shared_bytes as usize;
+        let shared_bytes = shared_bytes.max(env.program.static_shared_bytes as usize);
+        BlockRunner {
+            env,
+            warps: Vec::new(),
+            state: BlockState {
+                block_index: [0; 3],
+                shared: vec![0; shared_bytes],
+                local: vec![0; threads * env.program.local_bytes as usize],
+                barriers: [Barrier::default(); 16],
+                live_threads: 0,
+                instructions: 0,
+                stats: RunStats::new(env.program.code.len()),
+                arbiter: BankArbiter::new(env.config.shared_memory.bank_config()),
+                shared_addresses: [0; WARP_SIZE],
+                sectors: Vec::with_capacity(2 * WARP_SIZE),
+            },
+        }
+    }
+
+    /// The counters of every block this runner has run.
+    pub fn into_stats(self) -> RunStats {
+        self.state.stats
+    }
+
+    /// Runs one block to the end, or to its first fault.
+    pub fn run_block(&mut self, block_index: [u32; 3]) -> Result<(), ExecError> {
+        self.setup(block_index);
+        self.state.stats.blocks_run += 1;
+        loop {
+            let mut progressed = false;
+            let mut unfinished = false;
+            for warp_index in 0..self.warps.len() {
+                if self.warps[warp_index].paths.is_empty() {
+                    continue;
+                }
+                unfinished = true;
+                let executed = self.run_warp(warp_index)?;
+                progressed |= executed > 0;
+            }
+            if !unfinished {
+                return Ok(());
+            }
+            if !progressed {
+                return Err(self.hang_error(FaultKind::Deadlock));
+            }
+        }
+    }
+
+    fn setup(&mut self, block_index: [u32; 3]) {
+        let env = self.env;
+        let program = env.program;
+        let [bx, by, bz] = env.block_dim;
+        let threads = bx * by * bz;
+        let warp_count = threads.div_ceil(WARP_SIZE as u32) as usize;
+        self.state.block_index = block_index;
+        // Real shared and local memory start with stale contents; zero keeps
+        // runs reproducible.
+        self.state.shared.fill(0);
+        self.state.local.fill(0);
+        self.state.barriers = [Barrier::default(); 16];
+        self.state.live_threads = threads;
+        self.state.instructions = 0;
+        self.warps.resize_with(warp_count, Warp::default);
+        for (index, warp) in self.warps.iter_mut().enumerate() {
+            warp.index = index as u32;
+            warp.values.clear();
+            warp.values
+                .resize(program.value_regs as usize * WARP_SIZE, 0);
+            warp.preds.clear();
+            warp.preds.resize(program.pred_regs as usize, 0);
+            let first_thread = index as u32 * WARP_SIZE as u32;
+            let lanes = (threads - first_thread).min(WARP_SIZE as u32);
+            warp.valid = if lanes == 32 {
+                u32::MAX
+            } else {
+                (1 << lanes) - 1
+            };
+            warp.exited = 0;
+            warp.paths.clear();
+            warp.paths.push(Path {
+                pc: 0,
+                reconverge: NO_RECONVERGENCE,
+                mask: warp.valid,
+                wait: PathWait::Ready,
+            });
+            for &(reg, init) in &program.warp_inits {
+                let base = reg as usize * WARP_SIZE;
+                for lane in 0..WARP_SIZE {
+                    let thread = thread_index(first_thread + lane as u32, env.block_dim);
+                    warp.values[base + lane] = match init {
+                        WarpInit::Constant(value) => value,
+                        WarpInit::Special(special) => special_value(
+                            special,
+                            lane as u32,
+                            index as u32,
+                            warp_count as u32,
+                            thread,
+                            block_index,
+                            env,
+                        ),
+                    };
+                }
+            }
+        }
+    }
+
+    /// Where every warp stands, for deadlock and limit reports.
+    fn hang_error(&self, kind: FaultKind) -> ExecError {
+        let warps = self
+            .warps
+            .iter()
+            .filter(|warp| !warp.is_finished())
+            .map(|warp| WarpPosition {
+                warp: warp.index,
+                exited: warp.exited,
+                paths: warp
+                    .paths
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, path)| path.mask != 0)
+                    .map(|(index, path)| PathPosition {
+                        pc: path.pc,
+                        lanes: path.mask,
+                        waiting: match path.wait {
+                            PathWait::Barrier { id, .. } => Waiting::Barrier(u32::from(id)),
+                            PathWait::WarpSync { mask } => Waiting::WarpSync(mask),
+                            PathWait::Ready
+                                if warp.paths[index + 1..].iter().any(|above| {
+                                    above.reconverge == path.pc && above.mask != 0
+                                }) =>
+                            {
+                                Waiting::Reconvergence
+                            }
+                            PathWait::Ready => Waiting::Running,
+                        },
+                    })
+                    .collect(),
+            })
+            .collect();
+        let barriers = self
+            .state
+            .barriers
+            .iter()
+            .enumerate()
+            .filter(|(_, barrier)| barrier.arrived > 0)
+            .map(|(id, barrier)| BarrierPosition {
+                id: id as u32,
+                arrived: barrier.arrived,
+                expected: barrier.expected(self.state.live_threads),
+            })
+            .collect();
+        ExecError {
+            kind,
+            block: self.state.block_index,
+            site: None,
+            warps,
+            barriers,
+        }
+    }
+
+    /// Runs warp `warp_index` for up to a quantum; returns how many
+    /// instructions it executed (0: it is blocked or finished).
+    fn run_warp(&mut self, warp_index: usize) -> Result<u32, ExecError> {
+        let env = self.env;
+        let program = env.program;
+        let limit = env.config.limits.max_warp_instructions_per_block;
+        let mut executed = 0;
+        while executed < QUANTUM {
+            let warp = &mut self.warps[warp_index];
+            let state = &mut self.state;
+            let Some(path_index) = warp.select_path(program, &state.barriers) else {
+                break;
+            };
+            let pc = warp.paths[path_index].pc;
+            let instruction = &program.code[pc as usize];
+            let mut active = warp.paths[path_index].mask;
+            if let Some(guard) = instruction.guard {
+                let bits = warp.preds[guard.pred as usize];
+                active &= if guard.negated { !bits } else { bits };
+            }
+            let counters = &mut state.stats.per_instruction[pc as usize];
+            counters.executed += 1;
+            counters.threads += u64::from(active.count_ones());
+            executed += 1;
+            state.instructions += 1;
+            if state.instructions > limit {
+                return Err(self.hang_error(FaultKind::InstructionLimit { limit }));
+            }
+            match execute(env, warp, state, path_index, pc, active) {
+                Ok(()) => {}
+                Err(fault) => {
+                    let (kind, lane) = *fault;
+                    let mut error = self.hang_error(kind);
+                    error.warps.clear();
+                    error.barriers.clear();
+                    let warp_number = warp_index as u32;
+                    error.site = Some(FaultSite {
+                        pc,
+                        warp: warp_number,
+                        lane,
+                        thread: thread_index(warp_number * 32 + lane, env.block_dim),
+                    });
+                    return Err(error);
+                }
+            }
+        }
+        Ok(executed)
+    }
+}
+
+/// A fault and the lane that caused it; boxed so the happy path stays small.
+type Fault = Box<(FaultKind, u32)>;
+
+#[cold]
+fn fault(kind: FaultKind, lane: u32) -> Fault {
+    Box::new((kind, lane))
+}
+
+/// The (x, y, z) index of linear thread `linear` of a block, x fastest.
+pub fn thread_index(linear: u32, block_dim: [u32; 3]) -> [u32; 3] {
+    let x = linear % block_dim[0];
+    let y = (linear / block_dim[0]) % block_dim[1];
+    let z = linear / (block_dim[0] * block_dim[1]);
+    [x, y, z]
+}
+
+fn special_value(
+    special: warpsim_ir::SpecialReg,
+    lane: u32,
+    warp: u32,
+    warp_count: u32,
+    thread: [u32; 3],
+    block: [u32; 3],
+    env: &LaunchEnv,
+) -> u64 {
+    use warpsim_ir::{LaneMaskKind, SpecialReg};
+    let below = if lane == 31 {
+        u32::MAX >> 1
+    } else {
+        (1u32 << lane) - 1
+    };
+    u64::from(match special {
+        SpecialReg::Tid(dim) => thread[dim.index()],
+        SpecialReg::Ntid(dim) => env.block_dim[dim.index()],
+        SpecialReg::Ctaid(dim) => block[dim.index()],
+        SpecialReg::Nctaid(dim) => env.grid[dim.index()],
+        SpecialReg::LaneId => lane,
+        SpecialReg::WarpId => warp,
+        SpecialReg::NWarpId => warp_count,
+        SpecialReg::LaneMask(LaneMaskKind::Eq) => 1 << lane,
+        SpecialReg::LaneMask(LaneMaskKind::Lt) => below,
+        SpecialReg::LaneMask(LaneMaskKind::Le) => below | (1 << lane),
+        SpecialReg::LaneMask(LaneMaskKind::Gt) => !(below | (1 << lane)),
+        SpecialReg::LaneMask(LaneMaskKind::Ge) => !below,
+        // Lowering turns clock reads into `ReadClock`.
+        SpecialReg::Clock | SpecialReg::Clock64 => 0,
+    })
+}
+
+#[inline(always)]
+fn lanes(values: &[u64], reg: u32) -> [u64; WARP_SIZE] {
+    let mut out = [0; WARP_SIZE];
+    let start = reg as usize * WARP_SIZE;
+    out.copy_from_slice(&values[start..start + WARP_SIZE]);
+    out
+}
+
+#[inline(always)]
+fn lanes_mut(values: &mut [u64], reg: u32) -> &mut [u64] {
+    let start = reg as usize * WARP_SIZE;
+    &mut values[start..start + WARP_SIZE]
+}
+
+/// `dst = f(a)` on the active lanes.
+#[inline(always)]
+fn map1(values: &mut [u64], dst: u32, a: u32, active: u32, f: impl Fn(u64) -> u64) {
+    let a = lanes(values, a);
+    let out = lanes_mut(values, dst);
+    if active == u32::MAX {
+        for (out, a) in out.iter_mut().zip(a) {
+            *out = f(a);
+        }
+    } else {
+        for (lane, (out, a)) in out.iter_mut().zip(a).enumerate() {
+            if active >> lane & 1 != 0 {
+                *out = f(a);
+            }
+        }
+    }
+}
+
+/// `dst = f(a, b)` on the active lanes.
+#[inline(always)]
+fn map2(values: &mut [u64], dst: u32, a: u32, b: u32, active: u32, f: impl Fn(u64, u64) -> u64) {
+    let a = lanes(values, a);
+    let b = lanes(values, b);
+    let out = lanes_mut(values, dst);
+    if active == u32::MAX {
+        for ((out, a), b) in out.iter_mut().zip(a).zip(b) {
+            *out = f(a, b);
+        }
+    } else {
+        for (lane, ((out, a), b)) in out.iter_mut().zip(a).zip(b).enumerate() {
+            if active >> lane & 1 != 0 {
+                *out = f(a, b);
+            }
+        }
+    }
+}
+
+/// `dst = f(a, b, c)` on the active lanes.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn map3(
+    values: &mut [u64],
+    dst: u32,
+    a: u32,
+    b: u32,
+    c: u32,
+    active: u32,
+    f: impl Fn(u64, u64, u64) -> u64,
+) {
+    let a = lanes(values, a);
+    let b = lanes(values, b);
+    let c = lanes(values, c);
+    let out = lanes_mut(values, dst);
+    if active == u32::MAX {
+        for (((out, a), b), c) in out.iter_mut().zip(a).zip(b).zip(c) {
+            *out = f(a, b, c);
+        }
+    } else {
+        for (lane, (((out, a), b), c)) in out.iter_mut().zip(a).zip(b).zip(c).enumerate() {
+            if active >> lane & 1 != 0 {
+                *out = f(a, b, c);
+            }
+        }
+    }
+}
+
+/// Sets the predicate bits of the active lanes from `f(lane)`.
+#[inline(always)]
+fn set_pred(preds: &mut [u32], dst: u32, active: u32, f: impl Fn(usize) -> bool) {
+    let mut bits = 0u32;
+    for lane in 0..WARP_SIZE {
+        if active >> lane & 1 != 0 && f(lane) {
+            bits |= 1 << lane;
+        }
+    }
+    let pred = &mut preds[dst as usize];
+    *pred = (*pred & !active) | bits;
+}
+
+/// The first active lane's value of a register: operands that must be warp-uniform.
+fn uniform_value(values: &[u64], reg: u32, active: u32) -> u64 {
+    values[reg as usize * WARP_SIZE + active.trailing_zeros().min(31) as usize]
+}
+
+/// Executes the instruction at `pc` for the active lanes of path `path_index`.
+#[inline(always)]
+fn execute(
+    env: &LaunchEnv,
+    warp: &mut Warp,
+    state: &mut BlockState,
+    path_index: usize,
+    pc: u32,
+    active: u32,
+) -> Result<(), Fault> {
+    let instruction = &env.program.code[pc as usize];
+    let values = &mut warp.values;
+    match instruction.kind {
+        Kind::IntBinary { op, ty, dst, a, b } => match op {
+            IntBinary::Add => map2(values, dst, a, b, active, |x, y| arith::int_add(x, y, ty)),
+            IntBinary::Sub => map2(values, dst, a, b, active, |x, y| arith::int_sub(x, y, ty)),
+            IntBinary::MulLo => map2(values, dst, a, b, active, |x, y| {
+                arith::int_mul_lo(x, y, ty)
+            }),
+            IntBinary::MulHi => map2(values, dst, a, b, active, |x, y| {
+                arith::int_mul_hi(x, y, ty)
+            }),
+            IntBinary::MulWide => map2(values, dst, a, b, active, |x, y| {
+                arith::int_mul_wide(x, y, ty)
+            }),
+            IntBinary::Div => map2(values, dst, a, b, active, |x, y| arith::int_div(x, y, ty)),
+            IntBinary::Rem => map2(values, dst, a, b, active, |x, y| arith::int_rem(x, y, ty)),
+            IntBinary::Min => map2(values, dst, a, b, active, |x, y| arith::int_min(x, y, ty)),
+            IntBinary::Max => map2(values, dst, a, b, active, |x, y| arith::int_max(x, y, ty)),
+            IntBinary::And => map2(values, dst, a, b, active, |x, y| x & y),
+            IntBinary::Or => map2(values, dst, a, b, active, |x, y| x | y),
+            IntBinary::Xor => map2(values, dst, a, b, active, |x, y| x ^ y),
+            IntBinary::Shl => map2(values, dst, a, b, active, |x, y| arith::int_shl(x, y, ty)),
+            IntBinary::Shr => map2(values, dst, a, b, active, |x, y| arith::int_shr(x, y, ty)),
+        },
+        Kind::FloatBinary { op, ty, dst, a, b } => match ty {
+            FloatType::F32 => {
+                let f: fn(f32, f32) -> f32 = match op {
+                    FloatBinary::Add => |x, y| x + y,
+                    FloatBinary::Sub => |x, y| x - y,
+                    FloatBinary::Mul => |x, y| x * y,
+                    FloatBinary::Div => |x, y| x / y,
+                    FloatBinary::Min => arith::f32_min,
+                    FloatBinary::Max => arith::f32_max,
+                };
+                match op {
+                    FloatBinary::Add => map2(values, dst, a, b, active, |x, y| {
+                        f32_bits(f32_of(x) + f32_of(y))
+                    }),
+                    FloatBinary::Mul => map2(values, dst, a, b, active, |x, y| {
+                        f32_bits(f32_of(x) * f32_of(y))
+                    }),
+                    _ => map2(values, dst, a, b, active, |x, y| {
+                        f32_bits(f(f32_of(x), f32_of(y)))
+                    }),
+                }
+            }
+            FloatType::F64 => {
+                let f: fn(f64, f64) -> f64 = match op {
+                    FloatBinary::Add => |x, y| x + y,
+                    FloatBinary::Sub => |x, y| x - y,
+                    FloatBinary::Mul => |x, y| x * y,
+                    FloatBinary::Div => |x, y| x / y,
+                    FloatBinary::Min => f64::min,
+                    FloatBinary::Max => f64::max,
+                };
+                map2(values, dst, a, b, active, |x, y| {
+                    f(f64::from_bits(x), f64::from_bits(y)).to_bits()
+                })
+            }
+        },
+        Kind::IntUnary { op, ty, dst, a } => match op {
+            IntUnary::Mov => map1(values, dst, a, active, |x| x & width_mask(ty.bits)),
+            IntUnary::Neg => map1(values, dst, a, active, |x| arith::int_neg(x, ty)),
+            IntUnary::Abs => map1(values, dst, a, active, |x| arith::int_abs(x, ty)),
+            IntUnary::Not => map1(values, dst, a, active, |x| !x & width_mask(ty.bits)),
+            IntUnary::Popc => map1(values, dst, a, active, |x| arith::int_popc(x, ty)),
+            IntUnary::Clz => map1(values, dst, a, active, |x| arith::int_clz(x, ty)),
+            IntUnary::Brev => map1(values, dst, a, active, |x| arith::int_brev(x, ty)),
+        },
+        Kind::FloatUnary { op, ty, dst, a } => match ty {
+            FloatType::F32 => {
+                let f: fn(f32) -> f32 = match op {
+                    FloatUnary::Neg => |x| -x,
+                    FloatUnary::Abs => f32::abs,
+                    FloatUnary::Sqrt => f32::sqrt,
+                    FloatUnary::Rcp => |x| 1.0 / x,
+                    FloatUnary::Rsqrt => |x| 1.0 / x.sqrt(),
+                };
+                map1(values, dst, a, active, |x| f32_bits(f(f32_of(x))))
+            }
+            FloatType::F64 => {
+                let f: fn(f64) -> f64 = match op {
+                    FloatUnary::Neg => |x| -x,
+                    FloatUnary::Abs => f64::abs,
+                    FloatUnary::Sqrt => f64::sqrt,
+                    FloatUnary::Rcp => |x| 1.0 / x,
+                    FloatUnary::Rsqrt => |x| 1.0 / x.sqrt(),
+                };
+                map1(values, dst, a, active, |x| f(f64::from_bits(x)).to_bits())
+            }
+        },
+        Kind::IntMulAdd {
+            mode,
+            ty,
+            dst,
+            a,
+            b,
+            c,
+        } => map3(values, dst, a, b, c, active, |x, y, z| {
+            arith::int_mad(mode, x, y, z, ty)
+        }),
+        Kind::Fma { ty, dst, a, b, c } => match ty {
+            FloatType::F32 => map3(values, dst, a, b, c, active, |x, y, z| {
+                f32_bits(arith::fma_f32(f32_of(x), f32_of(y), f32_of(z)))
+            }),
+            FloatType::F64 => map3(values, dst, a, b, c, active, |x, y, z| {
+                f64::from_bits(x)
+                    .mul_add(f64::from_bits(y), f64::from_bits(z))
+                    .to_bits()
+            }),
+        },
+        Kind::Setp {
+            cmp,
+            ty,
+            dst,
+            a,
+            b,
+            combine,
+        } => {
+            let a = lanes(values, a);
+            let b = lanes(values, b);
+            let combine_bits = combine.map(|(op, pred, negated)| {
+                let bits = warp.preds[pred as usize];
+                (op, if negated { !bits } else { bits })
+            });
+            set_pred(&mut warp.preds, dst, active, |lane| {
+                let result = arith::compare(cmp, ty, a[lane], b[lane]);
+                match combine_bits {
+                    None => result,
+                    Some((op, bits)) => {
+                        let other = bits >> lane & 1 != 0;
+                        match op {
+                            BoolOp::And => result && other,
+                            BoolOp::Or => result || other,
+                            BoolOp::Xor => result != other,
+                        }
+                    }
+                }
+            });
+        }
+        Kind::Selp {
+            dst,
+            a,
+            b,
+            cond,
+            negated,
+        } => {
+            let bits = warp.preds[cond as usize];
+            let bits = if negated { !bits } else { bits };
+            let a = lanes(values, a);
+            let b = lanes(values, b);
+            let out = lanes_mut(values, dst);
+            for lane in 0..WARP_SIZE {
+                if active >> lane & 1 != 0 {
+                    out[lane] = if bits >> lane & 1 != 0 {
+                        a[lane]
+                    } else {
+                        b[lane]
+                    };
+                }
+            }
+        }
+        Kind::PredBinary {
+            op,
+            dst,
+            a,
+            a_negated,
+            b,
+            b_negated,
+        } => {
+            let x = warp.preds[a as usize] ^ if a_negated { u32::MAX } else { 0 };
+            let y = warp.preds[b as usize] ^ if b_negated { u32::MAX } else { 0 };
+            let result = match op {
+                BoolOp::And => x & y,
+                BoolOp::Or => x | y,
+                BoolOp::Xor => x ^ y,
+            };
+            let pred = &mut warp.preds[dst as usize];
+            *pred = (*pred & !active) | (result & active);
+        }
+        Kind::Cvt {
+            dst_ty,
+            src_ty,
+            rounding,
+            saturate,
+            dst,
+            src,
+        } => match (src_ty, dst_ty, saturate) {
+            // Integer widening and narrowing, by far the most common conversion.
+            (NumberType::Int(from), NumberType::Int(to), false) => {
+                map1(values, dst, src, active, |x| {
+                    let value = if from.signed {
+                        sign_extend(x, from.bits) as u64
+                    } else {
+                        x & width_mask(from.bits)
+                    };
+                    value & width_mask(to.bits)
+                })
+            }
+            _ => map1(values, dst, src, active, |x| {
+                arith::convert(x, src_ty, dst_ty, rounding, saturate)
+            }),
+        },
+        Kind::ReadClock { dst, wide } => {
+            let clock = if wide {
+                state.instructions
+            } else {
+                state.instructions & 0xffff_ffff
+            };
+            let out = lanes_mut(values, dst);
+            for (lane, out) in out.iter_mut().enumerate() {
+                if active >> lane & 1 != 0 {
+                    *out = clock;
+                }
+            }
+        }
+        Kind::Load {
+            space,
+            value,
+            dst,
+            count,
+            addr,
+        } => memory_access(
+            env, warp, state, pc, active, space, value, &dst, count, addr, false,
+        )?,
+        Kind::Store {
+            space,
+            value,
+            src,
+            count,
+            addr,
+        } => memory_access(
+            env, warp, state, pc, active, space, value, &src, count, addr, true,
+        )?,
+        Kind::Atom {
+            space,
+            op,
+            ty,
+            size,
+            dst,
+            addr,
+            a,
+            b,
+        } => atomic(
+            env, warp, state, pc, active, space, op, ty, size, dst, addr, a, b,
+        )?,
+        Kind::Barrier {
+            kind,
+            id,
+            count,
+            reduction,
+        } => {
+            return barrier(warp, state, path_index, active, kind, id, count, reduction);
+        }
+        Kind::WarpSync { mask } => {
+            return warp_sync(warp, path_index, active, mask);
+        }
+        Kind::Fence => {}
+        Kind::Shuffle {
+            mode,
+            dst,
+            dst_pred,
+            a,
+            b,
+            c,
+            mask: _,
+        } => {
+            let source = lanes(values, a);
+            let b = lanes(values, b);
+            let c = lanes(values, c);
+            let mut result = lanes(values, dst);
+            let mut in_range = 0u32;
+            for lane in 0..WARP_SIZE {
+                if active >> lane & 1 == 0 {
+                    continue;
+                }
+                // PTX ISA, shfl.sync: c packs the clamp value (bits 0-4) and the
+                // segment mask (bits 8-12).
+                let lane_id = lane as i64;
+                let shift = (b[lane] & 0x1f) as i64;
+                let clamp = (c[lane] & 0x1f) as i64;
+                let segment_mask = ((c[lane] >> 8) & 0x1f) as i64;
+                let max_lane = (lane_id & segment_mask) | (clamp & !segment_mask);
+                let min_lane = lane_id & segment_mask;
+                let (source_lane, valid) = match mode {
+                    ShuffleMode::Up => {
+                        let j = lane_id - shift;
+                        (j, j >= max_lane)
+                    }
+                    ShuffleMode::Down => {
+                        let j = lane_id + shift;
+                        (j, j <= max_lane)
+                    }
+                    ShuffleMode::Butterfly => {
+                        let j = lane_id ^ shift;
+                        (j, j <= max_lane)
+                    }
+                    ShuffleMode::Index => {
+                        let j = min_lane | (shift & !segment_mask);
+                        (j, j <= max_lane)
+                    }
+                };
+                let source_lane = if valid { source_lane } else { lane_id };
+                // Reading an inactive lane gives an undefined value in PTX; the
+                // simulator returns whatever that lane's register holds.
+                result[lane] = source[source_lane as usize & 31] & 0xffff_ffff;
+                if valid {
+                    in_range |= 1 << lane;
+                }
+            }
+            lanes_mut(values, dst).copy_from_slice(&result);
+            if let Some(pred) = dst_pred {
+                let pred = &mut warp.preds[pred as usize];
+                *pred = (*pred & !active) | (in_range & active);
+            }
+        }
+        Kind::Vote {
+            mode,
+            dst,
+            pred,
+            negated,
+            mask,
+        } => {
+            let members = uniform_value(values, mask, active) as u32 & active;
+            let bits = warp.preds[pred as usize] ^ if negated { u32::MAX } else { 0 };
+            let votes = bits & members;
+            match mode {
+                VoteMode::Ballot => {
+                    let out = lanes_mut(values, dst);
+                    for (lane, out) in out.iter_mut().enumerate() {
+                        if active >> lane & 1 != 0 {
+                            *out = u64::from(votes);
+                        }
+                    }
+                }
+                _ => {
+                    let result = match mode {
+                        VoteMode::All => votes == members,
+                        VoteMode::Any => votes != 0,
+                        _ => votes == 0 || votes == members,
+                    };
+                    let out = &mut warp.preds[dst as usize];
+                    *out = (*out & !active) | if result { active } else { 0 };
+                }
+            }
+        }
+        Kind::Branch { target, reconverge } => {
+            branch(warp, path_index, active, target, reconverge);
+            return Ok(());
+        }
+        Kind::Exit => {
+            exit_lanes(warp, state, active);
+            let path = &mut warp.paths[path_index];
+            path.pc += 1;
+            return Ok(());
+        }
+    }
+    warp.paths[path_index].pc = pc + 1;
+    Ok(())
+}
+
+/// A branch: the lanes in `taken` go to `target`, the rest of the path falls
+/// through; if both sides have lanes, the path splits until `reconverge`.
+fn branch(warp: &mut Warp, path_index: usize, taken: u32, target: u32, reconverge: u32) {
+    let path = warp.paths[path_index];
+    let not_taken = path.mask & !taken;
+    if not_taken == 0 {
+        warp.paths[path_index].pc = target;
+        return;
+    }
+    if taken == 0 {
+        warp.paths[path_index].pc = path.pc + 1;
+        return;
+    }
+    let side = |pc, mask, reconverge| Path {
+        pc,
+        reconverge,
+        mask,
+        wait: PathWait::Ready,
+    };
+    if reconverge == NO_RECONVERGENCE || reconverge == path.reconverge {
+        // The sides meet where this path ends anyway: replace it by the two sides.
+        warp.paths[path_index] = side(path.pc + 1, not_taken, path.reconverge);
+        warp.paths
+            .insert(path_index + 1, side(target, taken, path.reconverge));
+    } else {
+        warp.paths[path_index].pc = reconverge;
+        warp.paths
+            .insert(path_index + 1, side(path.pc + 1, not_taken, reconverge));
+        warp.paths
+            .insert(path_index + 2, side(target, taken, reconverge));
+    }
+}
+
+/// Lanes leave the kernel: they are no longer expected at any barrier.
+fn exit_lanes(warp: &mut Warp, state: &mut BlockState, lanes: u32) {
+    let lanes = lanes & !warp.exited;
+    warp.exited |= lanes;
+    for path in &mut warp.paths {
+        path.mask &= !lanes;
+    }
+    state.live_threads -= lanes.count_ones();
+    for barrier in &mut state.barriers {
+        barrier.try_complete(state.live_threads);
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn barrier(
+    warp: &mut Warp,
+    state: &mut BlockState,
+    path_index: usize,
+    active: u32,
+    kind: BarrierKind,
+    id: u32,
+    count: Option<u32>,
+    reduction: Option<BarrierReductionOperands>,
+) -> Result<(), Fault> {
+    let path = warp.paths[path_index];
+    let first_lane = active.trailing_zeros().min(31);
+    if active == 0 {
+        warp.paths[path_index].pc += 1;
+        return Ok(());
+    }
+    let barrier_id = uniform_value(&warp.values, id, active);
+    if barrier_id > 15 {
+        return Err(fault(
+            FaultKind::InvalidBarrier {
+                message: format!(
+                    "barrier id {barrier_id} is out of range: a block has barriers 0 to 15"
+                ),
+            },
+            first_lane,
+        ));
+    }
+    let thread_count = match count {
+        Some(reg) => {
+            let value = uniform_value(&warp.values, reg, active);
+            if value == 0 || value % 32 != 0 || value > 1024 {
+                return Err(fault(
+                    FaultKind::InvalidBarrier {
+                        message: format!(
+                            "barrier thread count {value} is not a multiple of 32 between 32 and 1024"
+                        ),
+                    },
+                    first_lane,
+                ));
+            }
+            Some(value as u32)
+        }
+        None => None,
+    };
+    let barrier = &mut state.barriers[barrier_id as usize];
+    barrier.arrived += active.count_ones();
+    if thread_count.is_some() {
+        barrier.count = thread_count;
+    }
+    if let Some(reduction) = reduction {
+        let bits =
+            warp.preds[reduction.pred as usize] ^ if reduction.negated { u32::MAX } else { 0 };
+        let votes = bits & active;
+        match reduction.reduction {
+            BarrierReduction::Popc => barrier.popc += votes.count_ones(),
+            BarrierReduction::And => barrier.all &= votes == active,
+            BarrierReduction::Or => barrier.any |= votes != 0,
+        }
+    }
+    let generation = barrier.generation;
+    if kind == BarrierKind::Arrive {
+        warp.paths[path_index].pc += 1;
+    } else {
+        // Lanes whose guard was false do not take part and move on.
+        let waiting = Path {
+            wait: PathWait::Barrier {
+                id: barrier_id as u8,
+                generation,
+            },
+            mask: active,
+            ..path
+        };
+        if active == path.mask {
+            warp.paths[path_index] = waiting;
+        } else {
+            warp.paths[path_index] = Path {
+                pc: path.pc + 1,
+                mask: path.mask & !active,
+                ..path
+            };
+            warp.paths.insert(path_index + 1, waiting);
+        }
+    }
+    let live_threads = state.live_threads;
+    state.barriers[barrier_id as usize].try_complete(live_threads);
+    Ok(())
+}
+
+/// `bar.warp.sync`: the path waits until every live lane of the mask has
+/// reached a warp sync; then all of them move on.
+fn warp_sync(warp: &mut Warp, path_index: usize, active: u32, mask: u32) -> Result<(), Fault> {
+    let mask = uniform_value(&warp.values, mask, active) as u32;
+    let required = mask & warp.live();
+    let path = warp.paths[path_index];
+    let arrived = active
+        | warp
+            .paths
+            .iter()
+            .filter(|other| other.wait == PathWait::WarpSync { mask })
+            .fold(0, |lanes, other| lanes | other.mask);
+    if required & !arrived == 0 {
+        for other in &mut warp.paths {
+            if other.wait == (PathWait::WarpSync { mask }) {
+                other.wait = PathWait::Ready;
+                other.pc += 1;
+            }
+        }
+        warp.paths[path_index].pc = path.pc + 1;
+    } else {
+        warp.paths[path_index].wait = PathWait::WarpSync { mask };
+    }
+    Ok(())
+}
+
+/// Computes a lane's address.
+#[inline(always)]
+fn lane_address(values: &[u64], addr: LoweredAddress, lane: usize) -> u64 {
+    match addr.base {
+        Some(reg) => {
+            let sum = values[reg as usize * WARP_SIZE + lane].wrapping_add(addr.offset as u64);
+            if addr.base_bits <= 32 {
+                sum & 0xffff_ffff
+            } else {
+                sum
+            }
+        }
+        None => addr.offset as u64,
+    }
+}
+
+/// Resolves a generic address into its window.
+#[inline(always)]
+fn resolve(space: StateSpace, address: u64) -> Target {
+    match space {
+        StateSpace::Shared => Target::Shared(address),
+        StateSpace::Local => Target::Local(address),
+        StateSpace::Param => Target::Param(address),
+        StateSpace::Global | StateSpace::Const => Target::Global(address),
+        StateSpace::Generic => {
+            if (SHARED_WINDOW..SHARED_WINDOW + WINDOW_SIZE).contains(&address) {
+                Target::Shared(address - SHARED_WINDOW)
+            } else if (LOCAL_WINDOW..LOCAL_WINDOW + WINDOW_SIZE).contains(&address) {
+                Target::Local(address - LOCAL_WINDOW)
+            } else {
+                Target::Global(address)
+            }
+        }
+    }
+}
+
+/// A load or store of `count` elements for every active lane, with the bank
+/// arbiter's verdict for shared memory and the sectors for global memory.
+#[allow(clippy::too_many_arguments)]
+fn memory_access(
+    env: &LaunchEnv,
+    warp: &mut Warp,
+    state: &mut BlockState,
+    pc: u32,
+    active: u32,
+    space: StateSpace,
+    value: MemoryValue,
+    registers: &[u32; 4],
+    count: u8,
+    addr: LoweredAddress,
+    store: bool,
+) -> Result<(), Fault> {
+    if space == StateSpace::Const {
+        return Err(fault(
+            FaultKind::InvalidAccess {
+                message: "the .const space holds no data in this machine".to_string(),
+            },
+            active.trailing_zeros().min(31),
+        ));
+    }
+    let size = u32::from(value.size);
+    let total = size * u32::from(count);
+    let mut shared_lanes = 0u32;
+    let mut global_lanes = 0u32;
+    state.sectors.clear();
+    for lane in 0..WARP_SIZE {
+        if active >> lane & 1 == 0 {
+            continue;
+        }
+        let address = lane_address(&warp.values, addr, lane);
+        if address % u64::from(total) != 0 {
+            return Err(fault(
+                FaultKind::Misaligned {
+                    space,
+                    address,
+                    size: total,
+                },
+                lane as u32,
+            ));
+        }
+        let target = resolve(space, address);
+        let thread = warp.index as usize * WARP_SIZE + lane;
+        match target {
+            Target::Shared(offset) => {
+                shared_lanes |= 1 << lane;
+                state.shared_addresses[lane] = offset as u32;
+            }
+            Target::Global(address) => {
+                global_lanes |= 1 << lane;
+                state.sectors.push(address >> 5);
+                state.sectors.push((address + u64::from(total) - 1) >> 5);
+            }
+            _ => {}
+        }
+        for element in 0..usize::from(count) {
+            let element_offset = (element as u32 * size) as u64;
+            let out_of_bounds = || {
+                fault(
+                    FaultKind::OutOfBounds {
+                        space: match target {
+                            Target::Shared(_) => StateSpace::Shared,
+                            Target::Local(_) => StateSpace::Local,
+                            Target::Global(_) => StateSpace::Global,
+                            Target::Param(_) => StateSpace::Param,
+                        },
+                        address,
+                        size: total,
+                        store,
+                        buffer: match target {
+                            Target::Global(address) => env.global.describe(address),
+                            _ => None,
+                        },
+                    },
+                    lane as u32,
+                )
+            };
+            let reg = registers[element] as usize * WARP_SIZE + lane;
+            if store {
+                let bits = warp.values[reg] & size_mask(size);
+                let written = match target {
+                    Target::Shared(offset) => write_bytes(
+                        &mut state.shared,
+                        (offset + element_offset) as usize,
+                        size,
+                        bits,
+                    ),
+                    Target::Local(offset) => {
+                        let local_bytes = env.program.local_bytes as u64;
+                        if offset + u64::from(total) > local_bytes {
+                            None
+                        } else {
+                            let start = thread as u64 * local_bytes + offset + element_offset;
+                            write_bytes(&mut state.local, start as usize, size, bits)
+                        }
+                    }
+                    Target::Global(address) => {
+                        env.global.write(address + element_offset, size, bits).ok()
+                    }
+                    Target::Param(_) => {
+                        return Err(fault(
+                            FaultKind::InvalidAccess {
+                                message: "the .param space is read-only".to_string(),
+                            },
+                            lane as u32,
+                        ))
+                    }
+                };
+                written.ok_or_else(out_of_bounds)?;
+            } else {
+                let raw = match target {
+                    Target::Shared(offset) => {
+                        read_bytes(&state.shared, (offset + element_offset) as usize, size)
+                    }
+                    Target::Local(offset) => {
+                        let local_bytes = env.program.local_bytes as u64;
+                        if offset + u64::from(total) > local_bytes {
+                            None
+                        } else {
+                            let start = thread as u64 * local_bytes + offset + element_offset;
+                            read_bytes(&state.local, start as usize, size)
+                        }
+                    }
+                    Target::Global(address) => env.global.read(address + element_offset, size).ok(),
+                    Target::Param(offset) => {
+                        read_bytes(env.params, (offset + element_offset) as usize, size)
+                    }
+                }
+                .ok_or_else(out_of_bounds)?;
+                let extended = if value.sign_extend && size < 8 {
+                    sign_extend(raw, value.size * 8) as u64 & width_mask(value.register_bits)
+                } else {
+                    raw
+                };
+                warp.values[reg] = extended;
+            }
+        }
+    }
+    let counters = &mut state.stats.per_instruction[pc as usize];
+    if shared_lanes != 0 {
+        let kind = if store {
+            AccessKind::Store
+        } else {
+            AccessKind::Load
+        };
+        let verdict = state
+            .arbiter
+            .request(kind, total, shared_lanes, &state.shared_addresses);
+        record_wavefronts(counters, verdict);
+    }
+    if global_lanes != 0 {
+        state.sectors.sort_unstable();
+        state.sectors.dedup();
+        counters.sectors += state.sectors.len() as u64;
+    }
+    Ok(())
+}
+
+fn record_wavefronts(counters: &mut InstrStats, verdict: warpsim_banks::Wavefronts) {
+    counters.wavefronts += u64::from(verdict.wavefronts);
+    counters.ideal_wavefronts += u64::from(verdict.ideal);
+    counters.bank_conflicts += u64::from(verdict.conflicts());
+    counters.max_wavefronts = counters.max_wavefronts.max(u64::from(verdict.wavefronts));
+}
+
+/// The new value of an atomic read-modify-write.
+fn atomic_update(op: AtomOp, ty: NumberType, old: u64, a: u64, b: u64) -> u64 {
+    match (op, ty) {
+        (AtomOp::Add, NumberType::Float(FloatType::F32)) => f32_bits(f32_of(old) + f32_of(a)),
+        (AtomOp::Add, NumberType::Float(FloatType::F64)) => {
+            (f64::from_bits(old) + f64::from_bits(a)).to_bits()
+        }
+        (AtomOp::Add, NumberType::Int(int)) => arith::int_add(old, a, int),
+        (AtomOp::Min, NumberType::Int(int)) => arith::int_min(old, a, int),
+        (AtomOp::Max, NumberType::Int(int)) => arith::int_max(old, a, int),
+        (AtomOp::Exch, _) => a,
+        (AtomOp::Cas, _) => {
+            if old == a {
+                b
+            } else {
+                old
+            }
+        }
+        (AtomOp::And, _) => old & a,
+        (AtomOp::Or, _) => old | a,
+        (AtomOp::Xor, _) => old ^ a,
+        (AtomOp::Inc, _) => {
+            if old >= a {
+                0
+            } else {
+                old + 1
+            }
+        }
+        (AtomOp::Dec, _) => {
+            if old == 0 || old > a {
+                a
+            } else {
+                old - 1
+            }
+        }
+        // The verifier rejects float min/max.
+        (AtomOp::Min | AtomOp::Max, NumberType::Float(_)) => old,
+    }
+}
+
+/// An atomic on every active lane, one lane after another in lane order.
+#[allow(clippy::too_many_arguments)]
+fn atomic(
+    env: &LaunchEnv,
+    warp: &mut Warp,
+    state: &mut BlockState,
+    pc: u32,
+    active: u32,
+    space: StateSpace,
+    op: AtomOp,
+    ty: NumberType,
+    size: u8,
+    dst: Option<u32>,
+    addr: LoweredAddress,
+    a: u32,
+    b: Option<u32>,
+) -> Result<(), Fault> {
+    let size = u32::from(size);
+    let mask = size_mask(size);
+    let mut shared_lanes = 0u32;
+    state.sectors.clear();
+    for lane in 0..WARP_SIZE {
+        if active >> lane & 1 == 0 {
+            continue;
+        }
+        let address = lane_address(&warp.values, addr, lane);
+        if address % u64::from(size) != 0 {
+            return Err(fault(
+                FaultKind::Misaligned {
+                    space,
+                    address,
+                    size,
+                },
+                lane as u32,
+            ));
+        }
+        let operand = warp.values[a as usize * WARP_SIZE + lane] & mask;
+        let swap = b.map_or(0, |b| warp.values[b as usize * WARP_SIZE + lane] & mask);
+        let out_of_bounds = |space| {
+            fault(
+                FaultKind::OutOfBounds {
+                    space,
+                    address,
+                    size,
+                    store: true,
+                    buffer: env.global.describe(address),
+                },
+                lane as u32,
+            )
+        };
+        let old = match resolve(space, address) {
+            Target::Shared(offset) => {
+                shared_lanes |= 1 << lane;
+                state.shared_addresses[lane] = offset as u32;
+                let old = read_bytes(&state.shared, offset as usize, size)
+                    .ok_or_else(|| out_of_bounds(StateSpace::Shared))?;
+                let new = atomic_update(op, ty, old, operand, swap) & mask;
+                write_bytes(&mut state.shared, offset as usize, size, new);
+                old
+            }
+            Target::Global(address) => {
+                state.sectors.push(address >> 5);
+                env.global
+                    .atomic(address, size, |old| {
+                        atomic_update(op, ty, old, operand, swap) & mask
+                    })
+                    .map_err(|_| out_of_bounds(StateSpace::Global))?
+            }
+            Target::Local(_) | Target::Param(_) => {
+                return Err(fault(
+                    FaultKind::InvalidAccess {
+                        message: "atomics work on global and shared memory only".to_string(),
+                    },
+                    lane as u32,
+                ))
+            }
+        };
+        if let Some(dst) = dst {
+            warp.values[dst as usize * WARP_SIZE + lane] = old;
+        }
+    }
+    let counters = &mut state.stats.per_instruction[pc as usize];
+    if shared_lanes != 0 {
+        let verdict = state.arbiter.request(
+            AccessKind::Atomic,
+            size,
+            shared_lanes,
+            &state.shared_addresses,
+        );
+        record_wavefronts(counters, verdict);
+    }
+    if !state.sectors.is_empty() {
+        state.sectors.sort_unstable();
+        state.sectors.dedup();
+        counters.sectors += state.sectors.len() as u64;
+    }
+    Ok(())
+}

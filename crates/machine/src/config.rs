@@ -1,0 +1,144 @@
+//! The machine description (`sim.toml`): bank geometry, per-block limits,
+//! barrier semantics and run limits. Configuration is data: nothing here is
+//! hard-wired into the interpreter.
+
+use serde::{Deserialize, Serialize};
+use warpsim_banks::BankConfig;
+
+/// The whole machine configuration, as read from `sim.toml`.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct MachineConfig {
+    pub device: DeviceConfig,
+    pub shared_memory: SharedMemoryConfig,
+    #[serde(default)]
+    pub barriers: BarrierConfig,
+    #[serde(default)]
+    pub limits: LimitConfig,
+}
+
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceConfig {
+    /// A name for reports, e.g. "Hopper (sm_90)".
+    pub name: String,
+    /// Compute capability times ten, e.g. 90 for sm_90.
+    pub compute_capability: u32,
+    pub sm_count: u32,
+    pub max_threads_per_block: u32,
+    /// Largest block dimensions, x, y, z.
+    pub max_block_dims: [u32; 3],
+    /// Largest grid dimensions, x, y, z.
+    pub max_grid_dims: [u32; 3],
+}
+
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SharedMemoryConfig {
+    pub banks: u32,
+    pub bank_width_bytes: u32,
+    /// Static shared memory a block may declare.
+    pub static_bytes_per_block: u32,
+    /// Static plus dynamic shared memory a block may use (opt-in maximum).
+    pub max_bytes_per_block: u32,
+}
+
+impl SharedMemoryConfig {
+    pub fn bank_config(&self) -> BankConfig {
+        BankConfig {
+            banks: self.banks,
+            bank_width_bytes: self.bank_width_bytes,
+        }
+    }
+}
+
+/// How block-level barriers count arrivals.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BarrierSemantics {
+    /// Volta and later: arrival is counted per thread.
+    #[default]
+    Volta,
+    /// Pascal and earlier: one thread of a warp arriving counts the whole warp.
+    PreVolta,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct BarrierConfig {
+    #[serde(default)]
+    pub semantics: BarrierSemantics,
+}
+
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LimitConfig {
+    /// A block that executes more warp instructions than this stops with an
+    /// error saying where its warps were: a runaway kernel ends instead of
+    /// running forever. The limit is per block so that it is reached at the
+    /// same point whatever the number of host threads.
+    #[serde(default = "default_instruction_limit")]
+    pub max_warp_instructions_per_block: u64,
+}
+
+fn default_instruction_limit() -> u64 {
+    100_000_000
+}
+
+impl Default for LimitConfig {
+    fn default() -> Self {
+        LimitConfig {
+            max_warp_instructions_per_block: default_instruction_limit(),
+        }
+    }
+}
+
+impl MachineConfig {
+    /// A Hopper-class GPU (H100/H200, sm_90): the default machine.
+    pub fn hopper() -> MachineConfig {
+        MachineConfig {
+            device: DeviceConfig {
+                name: "Hopper (sm_90)".to_string(),
+                compute_capability: 90,
+                sm_count: 132,
+                max_threads_per_block: 1024,
+                max_block_dims: [1024, 1024, 64],
+                max_grid_dims: [2_147_483_647, 65_535, 65_535],
+            },
+            shared_memory: SharedMemoryConfig {
+                banks: 32,
+                bank_width_bytes: 4,
+                static_bytes_per_block: 48 * 1024,
+                max_bytes_per_block: 227 * 1024,
+            },
+            barriers: BarrierConfig::default(),
+            limits: LimitConfig::default(),
+        }
+    }
+
+    /// Checks values that deserialize but make no sense; the message names the key.
+    pub fn validate(&self) -> Result<(), String> {
+        self.shared_memory
+            .bank_config()
+            .validate()
+            .map_err(|message| format!("shared_memory: {message}"))?;
+        if self.device.max_threads_per_block == 0 || self.device.max_threads_per_block > 1024 {
+            return Err("device.max_threads_per_block must be between 1 and 1024".to_string());
+        }
+        if self.device.max_block_dims.contains(&0) || self.device.max_grid_dims.contains(&0) {
+            return Err(
+                "device.max_block_dims and device.max_grid_dims must be positive".to_string(),
+            );
+        }
+        if self.shared_memory.static_bytes_per_block > self.shared_memory.max_bytes_per_block {
+            return Err(
+                "shared_memory.static_bytes_per_block exceeds shared_memory.max_bytes_per_block"
+                    .to_string(),
+            );
+        }
+        if self.limits.max_warp_instructions_per_block == 0 {
+            return Err("limits.max_warp_instructions_per_block must be positive".to_string());
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,108 @@
+//! Errors of a launch: bad launch shapes and arguments (the input was wrong),
+//! and faults of a running kernel (the kernel was wrong), each with the block,
+//! warp, thread and instruction where it happened, and for hangs every warp's
+//! position and every barrier's counts.
+
+use warpsim_ir::StateSpace;
+
+/// The launch cannot start: shape, arguments or resources are invalid.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct LaunchError {
+    pub message: String,
+}
+
+impl LaunchError {
+    pub fn new(message: impl Into<String>) -> LaunchError {
+        LaunchError {
+            message: message.into(),
+        }
+    }
+}
+
+/// A kernel fault: the block stops, other blocks go on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExecError {
+    pub kind: FaultKind,
+    /// The block's index (x, y, z).
+    pub block: [u32; 3],
+    /// The instruction and thread that faulted, when one did.
+    pub site: Option<FaultSite>,
+    /// Where every unfinished warp of the block stood (deadlocks, limits).
+    pub warps: Vec<WarpPosition>,
+    /// Barriers with arrivals pending (deadlocks, limits).
+    pub barriers: Vec<BarrierPosition>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FaultSite {
+    /// Index into the program's code (and the IR's instructions).
+    pub pc: u32,
+    pub warp: u32,
+    pub lane: u32,
+    /// The thread's index in the block (x, y, z).
+    pub thread: [u32; 3],
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FaultKind {
+    OutOfBounds {
+        space: StateSpace,
+        address: u64,
+        size: u32,
+        store: bool,
+        /// For global memory: the buffer and offset the address falls in, if any.
+        buffer: Option<(String, u64)>,
+    },
+    Misaligned {
+        space: StateSpace,
+        address: u64,
+        size: u32,
+    },
+    /// A store to a read-only space, an unsupported space, and the like.
+    InvalidAccess {
+        message: String,
+    },
+    InvalidBarrier {
+        message: String,
+    },
+    /// No warp of the block can ever move again.
+    Deadlock,
+    InstructionLimit {
+        limit: u64,
+    },
+}
+
+/// One divergent path of a warp: where it is, which lanes, and what it waits for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PathPosition {
+    pub pc: u32,
+    pub lanes: u32,
+    pub waiting: Waiting,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Waiting {
+    Running,
+    /// At a block barrier.
+    Barrier(u32),
+    /// At `bar.warp.sync` with this mask.
+    WarpSync(u32),
+    /// A reconvergence point, waiting for the other paths of its branch.
+    Reconvergence,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WarpPosition {
+    pub warp: u32,
+    /// Lanes that have exited.
+    pub exited: u32,
+    pub paths: Vec<PathPosition>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BarrierPosition {
+    pub id: u32,
+    pub arrived: u32,
+    pub expected: u32,
+}

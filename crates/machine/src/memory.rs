@@ -1,0 +1,208 @@
+//! Memory of the machine: global buffers shared by all blocks, and the
+//! address windows of generic addressing (PTX ISA, "Generic Addressing").
+//!
+//! Blocks run on several host threads at once, and kernels may race on global
+//! memory (that is what atomics and spin flags are for), so global memory is
+//! stored as relaxed atomic 64-bit words: a racing kernel gets some
+//! interleaving of its accesses, never undefined behaviour in the simulator.
+//! Every global access of 8 bytes or less is aligned (checked before), so it
+//! lies inside one word; a narrower store is a compare-and-swap on its word.
+//!
+//! Address map: global buffer `i` lives at `(i + 1) << 40`, so an address
+//! names its buffer without a search and running off one buffer never lands
+//! in another. Generic addresses with bit 62 set are in the block's shared
+//! window, with bit 61 set in the thread's local window.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Where global buffer `index` starts.
+pub fn buffer_base(index: usize) -> u64 {
+    (index as u64 + 1) << BUFFER_SHIFT
+}
+
+const BUFFER_SHIFT: u32 = 40;
+const BUFFER_OFFSET_MASK: u64 = (1 << BUFFER_SHIFT) - 1;
+
+/// Generic address of offset 0 of the shared window (`cvta.shared`).
+pub const SHARED_WINDOW: u64 = 1 << 62;
+/// Generic address of offset 0 of a thread's local window (`cvta.local`).
+pub const LOCAL_WINDOW: u64 = 1 << 61;
+/// Size of each window; addresses beyond it are not in the window.
+pub const WINDOW_SIZE: u64 = 1 << 32;
+
+/// The largest global buffer, in bytes.
+pub const MAX_BUFFER_BYTES: u64 = 1 << BUFFER_SHIFT;
+
+/// Why a global access failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OutOfBounds;
+
+/// The global buffers of one launch.
+#[derive(Debug, Default)]
+pub struct GlobalMemory {
+    buffers: Vec<GlobalBuffer>,
+}
+
+#[derive(Debug)]
+struct GlobalBuffer {
+    name: String,
+    len: u64,
+    words: Box<[AtomicU64]>,
+}
+
+impl GlobalMemory {
+    pub fn new() -> GlobalMemory {
+        GlobalMemory::default()
+    }
+
+    /// Adds a buffer holding `bytes`; returns its index.
+    pub fn add_buffer(&mut self, name: &str, bytes: &[u8]) -> usize {
+        let words = bytes
+            .chunks(8)
+            .map(|chunk| {
+                let mut word = [0u8; 8];
+                word[..chunk.len()].copy_from_slice(chunk);
+                AtomicU64::new(u64::from_le_bytes(word))
+            })
+            .collect();
+        self.buffers.push(GlobalBuffer {
+            name: name.to_string(),
+            len: bytes.len() as u64,
+            words,
+        });
+        self.buffers.len() - 1
+    }
+
+    pub fn buffer_count(&self) -> usize {
+        self.buffers.len()
+    }
+
+    pub fn buffer_name(&self, index: usize) -> &str {
+        &self.buffers[index].name
+    }
+
+    /// A copy of the buffer's bytes.
+    pub fn contents(&self, index: usize) -> Vec<u8> {
+        let buffer = &self.buffers[index];
+        let mut bytes: Vec<u8> = buffer
+            .words
+            .iter()
+            .flat_map(|word| word.load(Ordering::Relaxed).to_le_bytes())
+            .collect();
+        bytes.truncate(buffer.len as usize);
+        bytes
+    }
+
+    /// Which buffer, and where in it, `address` names (for error messages).
+    pub fn describe(&self, address: u64) -> Option<(String, u64)> {
+        let index = (address >> BUFFER_SHIFT).checked_sub(1)? as usize;
+        let buffer = self.buffers.get(index)?;
+        Some((buffer.name.clone(), address & BUFFER_OFFSET_MASK))
+    }
+
+    /// The word holding `size` bytes at `address`, and the bit shift of those
+    /// bytes in it. The caller has checked alignment, so they never straddle words.
+    #[inline]
+    fn locate(&self, address: u64, size: u32) -> Result<(&AtomicU64, u32), OutOfBounds> {
+        let index = (address >> BUFFER_SHIFT).wrapping_sub(1) as usize;
+        let buffer = self.buffers.get(index).ok_or(OutOfBounds)?;
+        let offset = address & BUFFER_OFFSET_MASK;
+        if offset + u64::from(size) > buffer.len {
+            return Err(OutOfBounds);
+        }
+        let word = &buffer.words[(offset / 8) as usize];
+        Ok((word, ((offset % 8) * 8) as u32))
+    }
+
+    #[inline]
+    pub fn read(&self, address: u64, size: u32) -> Result<u64, OutOfBounds> {
+        let (word, shift) = self.locate(address, size)?;
+        Ok((word.load(Ordering::Relaxed) >> shift) & size_mask(size))
+    }
+
+    #[inline]
+    pub fn write(&self, address: u64, size: u32, value: u64) -> Result<(), OutOfBounds> {
+        let (word, shift) = self.locate(address, size)?;
+        if size == 8 {
+            word.store(value, Ordering::Relaxed);
+        } else {
+            let mask = size_mask(size) << shift;
+            let bits = (value << shift) & mask;
+            // `fetch_update` retries only if another thread changed the word meanwhile.
+            let _ = word.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |old| {
+                Some((old & !mask) | bits)
+            });
+        }
+        Ok(())
+    }
+
+    /// Atomically replaces the value with `update(old)`; returns the old value.
+    pub fn atomic(
+        &self,
+        address: u64,
+        size: u32,
+        update: impl Fn(u64) -> u64,
+    ) -> Result<u64, OutOfBounds> {
+        let (word, shift) = self.locate(address, size)?;
+        let mask = size_mask(size) << shift;
+        let mut old_value = 0;
+        let _ = word.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |old| {
+            old_value = (old & mask) >> shift;
+            let new = (update(old_value) << shift) & mask;
+            Some((old & !mask) | new)
+        });
+        Ok(old_value)
+    }
+}
+
+/// The mask of the low `size` bytes.
+#[inline(always)]
+pub fn size_mask(size: u32) -> u64 {
+    if size >= 8 {
+        u64::MAX
+    } else {
+        (1u64 << (size * 8)) - 1
+    }
+}
+
+/// Reads `size` little-endian bytes at `offset` of a byte array.
+#[inline]
+pub fn read_bytes(bytes: &[u8], offset: usize, size: u32) -> Option<u64> {
+    let slice = bytes.get(offset..offset.checked_add(size as usize)?)?;
+    let mut word = [0u8; 8];
+    word[..slice.len()].copy_from_slice(slice);
+    Some(u64::from_le_bytes(word))
+}
+
+/// Writes the low `size` bytes of `value` at `offset`, little-endian.
+#[inline]
+pub fn write_bytes(bytes: &mut [u8], offset: usize, size: u32, value: u64) -> Option<()> {
+    let slice = bytes.get_mut(offset..offset.checked_add(size as usize)?)?;
+    slice.copy_from_slice(&value.to_le_bytes()[..size as usize]);
+    Some(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buffers_are_separate_and_bounds_checked() {
+        let mut memory = GlobalMemory::new();
+        let a = memory.add_buffer("a", &[1, 2, 3, 4, 5]);
+        let b = memory.add_buffer("b", &[0; 16]);
+        assert_eq!(memory.read(buffer_base(a), 4), Ok(0x0403_0201));
+        assert_eq!(memory.read(buffer_base(a) + 4, 1), Ok(5));
+        assert_eq!(memory.read(buffer_base(a) + 4, 2), Err(OutOfBounds));
+        assert_eq!(memory.read(buffer_base(a) + 8, 1), Err(OutOfBounds));
+        memory.write(buffer_base(b) + 2, 2, 0xbeef).unwrap();
+        assert_eq!(memory.contents(b)[2..4], [0xef, 0xbe]);
+        assert_eq!(memory.atomic(buffer_base(b) + 4, 4, |old| old + 7), Ok(0));
+        assert_eq!(memory.read(buffer_base(b) + 4, 4), Ok(7));
+        assert_eq!(memory.read(0, 4), Err(OutOfBounds));
+        assert_eq!(
+            memory.describe(buffer_base(b) + 12),
+            Some(("b".to_string(), 12))
+        );
+    }
+}

@@ -1,0 +1,982 @@
+//! The executable form of a kernel: the IR lowered once into dense
+//! instructions that the interpreter dispatches on without looking anything
+//! up (after wasmi's "translate once, then execute").
+//!
+//! Lowering does the work that would otherwise be repeated for every warp:
+//! every operand becomes a register index (literals, special registers and
+//! variable addresses become hidden registers filled when a warp starts),
+//! predicates move to a separate file of 32-bit lane masks, each operation is
+//! specialised by type, every variable gets its address, and every branch
+//! learns its reconvergence point (the immediate post-dominator).
+
+use warpsim_ir as ir;
+use warpsim_ir::{
+    AddressBase, AtomOp, BarrierKind, BarrierReduction, BinaryOp, BoolOp, CmpOp, InstrId, Kernel,
+    Module, MulAddMode, Op, Operand, PredOperand, Rounding, ScalarType, ShuffleMode, SourceLoc,
+    SpecialReg, StateSpace, UnaryOp, VoteMode,
+};
+
+/// A register index in the warp's value file (64-bit lanes).
+pub type ValueReg = u32;
+/// A register index in the warp's predicate file (one 32-bit lane mask each).
+pub type PredReg = u32;
+
+/// No reconvergence point: the paths of this branch only meet at exit.
+pub const NO_RECONVERGENCE: u32 = u32::MAX;
+
+/// A lowered kernel, ready to run any number of times.
+#[derive(Clone, Debug)]
+pub struct Program {
+    pub kernel_name: String,
+    /// One instruction per IR instruction, same index, plus a final `Exit`.
+    pub code: Vec<Instruction>,
+    /// The IR instruction behind each entry of `code` (the last one, the
+    /// implicit exit, reuses the location of the kernel header).
+    pub locations: Vec<SourceLoc>,
+    pub value_regs: u32,
+    pub pred_regs: u32,
+    /// Hidden registers set once per warp.
+    pub warp_inits: Vec<(ValueReg, WarpInit)>,
+    pub params: Vec<ParamSlot>,
+    /// Size of the parameter buffer in bytes.
+    pub param_bytes: u32,
+    /// Static shared memory of a block.
+    pub static_shared_bytes: u32,
+    /// Where dynamic (`.extern .shared`) memory starts in the shared window.
+    pub dynamic_shared_offset: u32,
+    /// Local memory of one thread.
+    pub local_bytes: u32,
+}
+
+/// What a hidden register holds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum WarpInit {
+    Constant(u64),
+    Special(SpecialReg),
+}
+
+/// A kernel parameter: its name, type and offset in the parameter buffer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParamSlot {
+    pub name: String,
+    pub ty: ScalarType,
+    pub offset: u32,
+}
+
+/// A guard: run only the lanes whose predicate bit (possibly negated) is set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LoweredGuard {
+    pub pred: PredReg,
+    pub negated: bool,
+}
+
+/// One executable instruction.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Instruction {
+    pub guard: Option<LoweredGuard>,
+    pub kind: Kind,
+}
+
+/// Integer operations are parameterised by width and signedness at run time
+/// (`bits`), which keeps the set small: the shifts and masks cost little.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IntBinary {
+    Add,
+    Sub,
+    MulLo,
+    MulHi,
+    MulWide,
+    Div,
+    Rem,
+    Min,
+    Max,
+    And,
+    Or,
+    Xor,
+    Shl,
+    Shr,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FloatBinary {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Min,
+    Max,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IntUnary {
+    Mov,
+    Neg,
+    Abs,
+    Not,
+    Popc,
+    Clz,
+    Brev,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FloatUnary {
+    Neg,
+    Abs,
+    Sqrt,
+    Rcp,
+    Rsqrt,
+}
+
+/// An integer type's width and signedness.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IntType {
+    pub bits: u8,
+    pub signed: bool,
+}
+
+/// Float precision.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FloatType {
+    F32,
+    F64,
+}
+
+/// The number class a `setp`, `cvt` or atomic works on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NumberType {
+    Int(IntType),
+    Float(FloatType),
+}
+
+/// How a memory access finds its address: a register plus a constant, or a
+/// constant alone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LoweredAddress {
+    pub base: Option<ValueReg>,
+    /// For a 32-bit base register the sum wraps at 32 bits (shared, local).
+    pub base_bits: u8,
+    pub offset: i64,
+}
+
+/// The width of the value in memory and how it widens into its register.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemoryValue {
+    /// Bytes per element: 1, 2, 4 or 8.
+    pub size: u8,
+    /// Sign-extend sub-word loads (`ld.s8`), else zero-extend.
+    pub sign_extend: bool,
+    /// Width of the destination registers, to keep their upper bits zero.
+    pub register_bits: u8,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Kind {
+    IntBinary {
+        op: IntBinary,
+        ty: IntType,
+        dst: ValueReg,
+        a: ValueReg,
+        b: ValueReg,
+    },
+    FloatBinary {
+        op: FloatBinary,
+        ty: FloatType,
+        dst: ValueReg,
+        a: ValueReg,
+        b: ValueReg,
+    },
+    IntUnary {
+        op: IntUnary,
+        ty: IntType,
+        dst: ValueReg,
+        a: ValueReg,
+    },
+    FloatUnary {
+        op: FloatUnary,
+        ty: FloatType,
+        dst: ValueReg,
+        a: ValueReg,
+    },
+    /// `mad.lo/hi/wide`.
+    IntMulAdd {
+        mode: MulAddMode,
+        ty: IntType,
+        dst: ValueReg,
+        a: ValueReg,
+        b: ValueReg,
+        c: ValueReg,
+    },
+    Fma {
+        ty: FloatType,
+        dst: ValueReg,
+        a: ValueReg,
+        b: ValueReg,
+        c: ValueReg,
+    },
+    Setp {
+        cmp: CmpOp,
+        ty: NumberType,
+        dst: PredReg,
+        a: ValueReg,
+        b: ValueReg,
+        combine: Option<(BoolOp, PredReg, bool)>,
+    },
+    Selp {
+        dst: ValueReg,
+        a: ValueReg,
+        b: ValueReg,
+        cond: PredReg,
+        negated: bool,
+    },
+    /// `and/or/xor.pred`, and `not`/`mov.pred` as `Xor`/`Or` with itself.
+    PredBinary {
+        op: BoolOp,
+        dst: PredReg,
+        a: PredReg,
+        a_negated: bool,
+        b: PredReg,
+        b_negated: bool,
+    },
+    Cvt {
+        dst_ty: NumberType,
+        src_ty: NumberType,
+        rounding: Option<Rounding>,
+        saturate: bool,
+        dst: ValueReg,
+        src: ValueReg,
+    },
+    ReadClock {
+        dst: ValueReg,
+        wide: bool,
+    },
+    Load {
+        space: StateSpace,
+        value: MemoryValue,
+        dst: [ValueReg; 4],
+        count: u8,
+        addr: LoweredAddress,
+    },
+    Store {
+        space: StateSpace,
+        value: MemoryValue,
+        src: [ValueReg; 4],
+        count: u8,
+        addr: LoweredAddress,
+    },
+    Atom {
+        space: StateSpace,
+        op: AtomOp,
+        ty: NumberType,
+        size: u8,
+        dst: Option<ValueReg>,
+        addr: LoweredAddress,
+        a: ValueReg,
+        b: Option<ValueReg>,
+    },
+    Barrier {
+        kind: BarrierKind,
+        id: ValueReg,
+        count: Option<ValueReg>,
+        /// `bar.red`: destination (value register for popc, predicate
+        /// register for and/or) and the predicate reduced.
+        reduction: Option<BarrierReductionOperands>,
+    },
+    WarpSync {
+        mask: ValueReg,
+    },
+    Fence,
+    Shuffle {
+        mode: ShuffleMode,
+        dst: ValueReg,
+        dst_pred: Option<PredReg>,
+        a: ValueReg,
+        b: ValueReg,
+        c: ValueReg,
+        mask: ValueReg,
+    },
+    Vote {
+        mode: VoteMode,
+        dst: u32,
+        pred: PredReg,
+        negated: bool,
+        mask: ValueReg,
+    },
+    Branch {
+        target: u32,
+        reconverge: u32,
+    },
+    Exit,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BarrierReductionOperands {
+    pub reduction: BarrierReduction,
+    pub dst: u32,
+    pub pred: PredReg,
+    pub negated: bool,
+}
+
+/// Why a kernel could not be lowered (the verifier catches most problems
+/// first; these are limits of the machine rather than errors of the IR).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{file}:{line}: {message}")]
+pub struct LowerError {
+    pub file: String,
+    pub line: u32,
+    pub message: String,
+}
+
+struct Lowerer<'a> {
+    module: &'a Module,
+    kernel: &'a Kernel,
+    /// For each IR register: its index in the value or predicate file.
+    reg_slot: Vec<u32>,
+    value_regs: u32,
+    warp_inits: Vec<(ValueReg, WarpInit)>,
+    /// Symbol addresses in their own spaces.
+    symbol_address: Vec<u64>,
+    loc: SourceLoc,
+}
+
+impl Program {
+    /// Lowers `kernel` of `module` (which must have passed the verifier).
+    pub fn lower(module: &Module, kernel: ir::KernelId) -> Result<Program, LowerError> {
+        let kernel = &module.kernels[kernel.index()];
+        let mut lowerer = Lowerer {
+            module,
+            kernel,
+            reg_slot: Vec::with_capacity(kernel.regs.len()),
+            value_regs: 0,
+            warp_inits: Vec::new(),
+            symbol_address: vec![0; kernel.symbols.len()],
+            loc: kernel.loc,
+        };
+        let mut pred_regs = 0;
+        for reg in &kernel.regs {
+            if reg.ty == ScalarType::Pred {
+                lowerer.reg_slot.push(pred_regs);
+                pred_regs += 1;
+            } else {
+                lowerer.reg_slot.push(lowerer.value_regs);
+                lowerer.value_regs += 1;
+            }
+        }
+        let layout = lowerer.layout_symbols()?;
+        let cfg = ir::cfg::Cfg::build(kernel);
+        let post_dominators = cfg.immediate_post_dominators();
+        let reconvergence_of = |instr: usize| -> u32 {
+            match post_dominators[cfg.block_of[instr]] {
+                Some(ir::cfg::Successor::Block(block)) => cfg.blocks[block].start.0,
+                Some(ir::cfg::Successor::Exit) | None => NO_RECONVERGENCE,
+            }
+        };
+        let mut code = Vec::with_capacity(kernel.instrs.len() + 1);
+        let mut locations = Vec::with_capacity(kernel.instrs.len() + 1);
+        for (index, instr) in kernel.instrs.iter().enumerate() {
+            lowerer.loc = instr.loc;
+            let guard = instr.guard.map(|guard| LoweredGuard {
+                pred: lowerer.reg_slot[guard.reg.index()],
+                negated: guard.negated,
+            });
+            let kind = match &instr.op {
+                Op::Branch { target } => Kind::Branch {
+                    target: kernel.label(*target).target.0,
+                    reconverge: reconvergence_of(index),
+                },
+                op => lowerer.lower_op(op)?,
+            };
+            code.push(Instruction { guard, kind });
+            locations.push(instr.loc);
+        }
+        // Running past the last instruction exits, as a label at the end does.
+        code.push(Instruction {
+            guard: None,
+            kind: Kind::Exit,
+        });
+        locations.push(kernel.instrs.last().map_or(kernel.loc, |instr| instr.loc));
+        Ok(Program {
+            kernel_name: kernel.name.clone(),
+            code,
+            locations,
+            value_regs: lowerer.value_regs,
+            pred_regs,
+            warp_inits: lowerer.warp_inits,
+            params: layout.params,
+            param_bytes: layout.param_bytes,
+            static_shared_bytes: layout.static_shared_bytes,
+            dynamic_shared_offset: layout.dynamic_shared_offset,
+            local_bytes: layout.local_bytes,
+        })
+    }
+
+    /// The IR instruction id of a code index (the implicit exit has none).
+    pub fn instr_id(&self, pc: u32) -> Option<InstrId> {
+        ((pc as usize) < self.code.len() - 1).then_some(InstrId(pc))
+    }
+}
+
+struct Layout {
+    params: Vec<ParamSlot>,
+    param_bytes: u32,
+    static_shared_bytes: u32,
+    dynamic_shared_offset: u32,
+    local_bytes: u32,
+}
+
+fn align_up(value: u64, align: u64) -> u64 {
+    value.div_ceil(align) * align
+}
+
+impl Lowerer<'_> {
+    #[cold]
+    fn error(&self, message: String) -> LowerError {
+        LowerError {
+            file: self.module.file_name(self.loc.file).to_string(),
+            line: self.loc.line,
+            message,
+        }
+    }
+
+    /// Places parameters in the parameter buffer and variables in their
+    /// windows, in declaration order with their alignment, as the CUDA
+    /// toolchain does; dynamic shared memory follows the static variables.
+    fn layout_symbols(&mut self) -> Result<Layout, LowerError> {
+        let mut params = Vec::new();
+        let mut param_end = 0u64;
+        let mut shared_end = 0u64;
+        let mut local_end = 0u64;
+        let mut dynamic_align = 1u64;
+        for (index, symbol) in self.kernel.symbols.iter().enumerate() {
+            self.loc = symbol.loc;
+            let align = u64::from(symbol.align.max(1));
+            let end = match symbol.space {
+                StateSpace::Param => &mut param_end,
+                StateSpace::Shared => &mut shared_end,
+                StateSpace::Local => &mut local_end,
+                other => {
+                    return Err(self.error(format!(
+                        "variables in the .{} space are not supported",
+                        other.name()
+                    )))
+                }
+            };
+            match symbol.size_bytes() {
+                Some(size) => {
+                    let offset = align_up(*end, align);
+                    self.symbol_address[index] = offset;
+                    *end = offset + size;
+                    if *end > u64::from(u32::MAX) {
+                        return Err(self.error(format!(
+                            "`{}` does not fit in the .{} window",
+                            symbol.name,
+                            symbol.space.name()
+                        )));
+                    }
+                    if symbol.space == StateSpace::Param {
+                        params.push(ParamSlot {
+                            name: symbol.name.clone(),
+                            ty: symbol.ty,
+                            offset: offset as u32,
+                        });
+                    }
+                }
+                None => dynamic_align = dynamic_align.max(align),
+            }
+        }
+        // Dynamic shared memory starts after the static variables, aligned for
+        // every extern array (they all alias its start, as in CUDA).
+        let dynamic_shared_offset = align_up(shared_end, dynamic_align.max(16));
+        for (index, symbol) in self.kernel.symbols.iter().enumerate() {
+            if symbol.len.is_none() {
+                self.symbol_address[index] = dynamic_shared_offset;
+            }
+        }
+        Ok(Layout {
+            params,
+            param_bytes: param_end as u32,
+            static_shared_bytes: shared_end as u32,
+            dynamic_shared_offset: dynamic_shared_offset as u32,
+            local_bytes: align_up(local_end, 8) as u32,
+        })
+    }
+
+    fn hidden_register(&mut self, init: WarpInit) -> ValueReg {
+        if let Some(&(reg, _)) = self
+            .warp_inits
+            .iter()
+            .find(|(_, existing)| *existing == init)
+        {
+            return reg;
+        }
+        let reg = self.value_regs;
+        self.value_regs += 1;
+        self.warp_inits.push((reg, init));
+        reg
+    }
+
+    fn value(&mut self, operand: &Operand) -> Result<ValueReg, LowerError> {
+        Ok(match *operand {
+            Operand::Reg(reg) => {
+                if self.kernel.reg(reg).ty == ScalarType::Pred {
+                    return Err(self.error(format!(
+                        "predicate `{}` used where a value is read",
+                        self.kernel.reg(reg).name
+                    )));
+                }
+                self.reg_slot[reg.index()]
+            }
+            Operand::Imm { bits, .. } => self.hidden_register(WarpInit::Constant(bits)),
+            Operand::Special(SpecialReg::Clock | SpecialReg::Clock64) => {
+                return Err(
+                    self.error("`%clock` and `%clock64` can only be read by `mov`".to_string())
+                )
+            }
+            Operand::Special(special) => self.hidden_register(WarpInit::Special(special)),
+            Operand::Symbol(symbol) => {
+                let address = self.symbol_address[symbol.index()];
+                self.hidden_register(WarpInit::Constant(address))
+            }
+        })
+    }
+
+    fn pred(&self, operand: &PredOperand) -> Result<(PredReg, bool), LowerError> {
+        match operand.value {
+            Operand::Reg(reg) if self.kernel.reg(reg).ty == ScalarType::Pred => {
+                Ok((self.reg_slot[reg.index()], operand.negated))
+            }
+            _ => Err(self.error("a predicate operand must be a `.pred` register".to_string())),
+        }
+    }
+
+    fn dst(&self, reg: ir::RegId) -> u32 {
+        self.reg_slot[reg.index()]
+    }
+
+    fn int_type(ty: ScalarType) -> IntType {
+        IntType {
+            bits: ty.bits() as u8,
+            signed: ty.is_signed(),
+        }
+    }
+
+    fn number_type(ty: ScalarType) -> NumberType {
+        match ty {
+            ScalarType::F32 => NumberType::Float(FloatType::F32),
+            ScalarType::F64 => NumberType::Float(FloatType::F64),
+            other => NumberType::Int(Self::int_type(other)),
+        }
+    }
+
+    fn float_type(ty: ScalarType) -> Option<FloatType> {
+        match ty {
+            ScalarType::F32 => Some(FloatType::F32),
+            ScalarType::F64 => Some(FloatType::F64),
+            _ => None,
+        }
+    }
+
+    fn address(&mut self, addr: &ir::Address) -> Result<LoweredAddress, LowerError> {
+        Ok(match addr.base {
+            AddressBase::Reg(reg) => LoweredAddress {
+                base: Some(self.reg_slot[reg.index()]),
+                base_bits: self.kernel.reg(reg).ty.bits() as u8,
+                offset: addr.offset,
+            },
+            AddressBase::Symbol(symbol) => LoweredAddress {
+                base: None,
+                base_bits: 64,
+                offset: self.symbol_address[symbol.index()] as i64 + addr.offset,
+            },
+            AddressBase::Absolute => LoweredAddress {
+                base: None,
+                base_bits: 64,
+                offset: addr.offset,
+            },
+        })
+    }
+
+    fn memory_value(&self, ty: ScalarType, register: Option<ir::RegId>) -> MemoryValue {
+        let register_bits = register.map_or(ty.bits(), |reg| self.kernel.reg(reg).ty.bits());
+        MemoryValue {
+            size: ty.size_bytes() as u8,
+            sign_extend: ty.is_signed(),
+            register_bits: register_bits.max(ty.bits()) as u8,
+        }
+    }
+
+    fn lower_op(&mut self, op: &Op) -> Result<Kind, LowerError> {
+        Ok(match op {
+            Op::Binary { op, ty, dst, a, b } if *ty == ScalarType::Pred => {
+                let bool_op = match op {
+                    BinaryOp::And => BoolOp::And,
+                    BinaryOp::Or => BoolOp::Or,
+                    BinaryOp::Xor => BoolOp::Xor,
+                    other => {
+                        return Err(self.error(format!("`{other:?}` on predicates").to_lowercase()))
+                    }
+                };
+                let (a, _) = self.pred(&PredOperand {
+                    value: *a,
+                    negated: false,
+                })?;
+                let (b, _) = self.pred(&PredOperand {
+                    value: *b,
+                    negated: false,
+                })?;
+                Kind::PredBinary {
+                    op: bool_op,
+                    dst: self.dst(*dst),
+                    a,
+                    a_negated: false,
+                    b,
+                    b_negated: false,
+                }
+            }
+            Op::Binary { op, ty, dst, a, b } => {
+                let dst = self.dst(*dst);
+                let (a, b) = (self.value(a)?, self.value(b)?);
+                match Self::float_type(*ty) {
+                    Some(float) => {
+                        let op = match op {
+                            BinaryOp::Add => FloatBinary::Add,
+                            BinaryOp::Sub => FloatBinary::Sub,
+                            BinaryOp::Mul => FloatBinary::Mul,
+                            BinaryOp::Div => FloatBinary::Div,
+                            BinaryOp::Min => FloatBinary::Min,
+                            BinaryOp::Max => FloatBinary::Max,
+                            other => {
+                                return Err(
+                                    self.error(format!("`{other:?}` is not defined for floats"))
+                                )
+                            }
+                        };
+                        Kind::FloatBinary {
+                            op,
+                            ty: float,
+                            dst,
+                            a,
+                            b,
+                        }
+                    }
+                    None => {
+                        let op = match op {
+                            BinaryOp::Add => IntBinary::Add,
+                            BinaryOp::Sub => IntBinary::Sub,
+                            BinaryOp::Mul => IntBinary::MulLo,
+                            BinaryOp::MulHi => IntBinary::MulHi,
+                            BinaryOp::MulWide => IntBinary::MulWide,
+                            BinaryOp::Div => IntBinary::Div,
+                            BinaryOp::Rem => IntBinary::Rem,
+                            BinaryOp::Min => IntBinary::Min,
+                            BinaryOp::Max => IntBinary::Max,
+                            BinaryOp::And => IntBinary::And,
+                            BinaryOp::Or => IntBinary::Or,
+                            BinaryOp::Xor => IntBinary::Xor,
+                            BinaryOp::Shl => IntBinary::Shl,
+                            BinaryOp::Shr => IntBinary::Shr,
+                        };
+                        Kind::IntBinary {
+                            op,
+                            ty: Self::int_type(*ty),
+                            dst,
+                            a,
+                            b,
+                        }
+                    }
+                }
+            }
+            Op::Unary {
+                op: UnaryOp::Mov,
+                ty: _,
+                dst,
+                a: Operand::Special(special @ (SpecialReg::Clock | SpecialReg::Clock64)),
+            } => Kind::ReadClock {
+                dst: self.dst(*dst),
+                wide: *special == SpecialReg::Clock64,
+            },
+            Op::Unary { op, ty, dst, a } if *ty == ScalarType::Pred => {
+                let (source, _) = self.pred(&PredOperand {
+                    value: *a,
+                    negated: false,
+                })?;
+                let negated = match op {
+                    UnaryOp::Mov => false,
+                    UnaryOp::Not => true,
+                    other => {
+                        return Err(self.error(format!("`{other:?}` on predicates").to_lowercase()))
+                    }
+                };
+                // `mov` is `a or a`; `not` is `!a or !a`.
+                Kind::PredBinary {
+                    op: BoolOp::Or,
+                    dst: self.dst(*dst),
+                    a: source,
+                    a_negated: negated,
+                    b: source,
+                    b_negated: negated,
+                }
+            }
+            Op::Unary { op, ty, dst, a } => {
+                let dst = self.dst(*dst);
+                let a = self.value(a)?;
+                match (Self::float_type(*ty), op) {
+                    (_, UnaryOp::Mov) => Kind::IntUnary {
+                        op: IntUnary::Mov,
+                        ty: Self::int_type(*ty),
+                        dst,
+                        a,
+                    },
+                    (Some(float), _) => {
+                        let op = match op {
+                            UnaryOp::Neg => FloatUnary::Neg,
+                            UnaryOp::Abs => FloatUnary::Abs,
+                            UnaryOp::Sqrt => FloatUnary::Sqrt,
+                            UnaryOp::Rcp => FloatUnary::Rcp,
+                            UnaryOp::Rsqrt => FloatUnary::Rsqrt,
+                            other => {
+                                return Err(
+                                    self.error(format!("`{other:?}` is not defined for floats"))
+                                )
+                            }
+                        };
+                        Kind::FloatUnary {
+                            op,
+                            ty: float,
+                            dst,
+                            a,
+                        }
+                    }
+                    (None, _) => {
+                        let op = match op {
+                            UnaryOp::Neg => IntUnary::Neg,
+                            UnaryOp::Abs => IntUnary::Abs,
+                            UnaryOp::Not => IntUnary::Not,
+                            UnaryOp::Popc => IntUnary::Popc,
+                            UnaryOp::Clz => IntUnary::Clz,
+                            UnaryOp::Brev => IntUnary::Brev,
+                            other => {
+                                return Err(
+                                    self.error(format!("`{other:?}` is not defined for integers"))
+                                )
+                            }
+                        };
+                        Kind::IntUnary {
+                            op,
+                            ty: Self::int_type(*ty),
+                            dst,
+                            a,
+                        }
+                    }
+                }
+            }
+            Op::MulAdd {
+                mode,
+                ty,
+                dst,
+                a,
+                b,
+                c,
+            } => {
+                let dst = self.dst(*dst);
+                let (a, b, c) = (self.value(a)?, self.value(b)?, self.value(c)?);
+                match (mode, Self::float_type(*ty)) {
+                    (MulAddMode::Fused, Some(float)) => Kind::Fma {
+                        ty: float,
+                        dst,
+                        a,
+                        b,
+                        c,
+                    },
+                    (MulAddMode::Fused, None) | (_, Some(_)) => {
+                        return Err(self
+                            .error("`fma` needs a float type, `mad` an integer type".to_string()))
+                    }
+                    (mode, None) => Kind::IntMulAdd {
+                        mode: *mode,
+                        ty: Self::int_type(*ty),
+                        dst,
+                        a,
+                        b,
+                        c,
+                    },
+                }
+            }
+            Op::Setp {
+                cmp,
+                ty,
+                dst,
+                a,
+                b,
+                combine,
+            } => {
+                let combine = match combine {
+                    Some((op, pred)) => {
+                        let (reg, negated) = self.pred(pred)?;
+                        Some((*op, reg, negated))
+                    }
+                    None => None,
+                };
+                Kind::Setp {
+                    cmp: *cmp,
+                    ty: Self::number_type(*ty),
+                    dst: self.dst(*dst),
+                    a: self.value(a)?,
+                    b: self.value(b)?,
+                    combine,
+                }
+            }
+            Op::Selp {
+                dst, a, b, cond, ..
+            } => {
+                let (cond, negated) = self.pred(cond)?;
+                Kind::Selp {
+                    dst: self.dst(*dst),
+                    a: self.value(a)?,
+                    b: self.value(b)?,
+                    cond,
+                    negated,
+                }
+            }
+            Op::Cvt {
+                dst_ty,
+                src_ty,
+                rounding,
+                saturate,
+                dst,
+                src,
+            } => Kind::Cvt {
+                dst_ty: Self::number_type(*dst_ty),
+                src_ty: Self::number_type(*src_ty),
+                rounding: *rounding,
+                saturate: *saturate,
+                dst: self.dst(*dst),
+                src: self.value(src)?,
+            },
+            Op::Load {
+                space,
+                ty,
+                dst,
+                addr,
+                ..
+            } => {
+                let mut registers = [0; 4];
+                for (slot, reg) in registers.iter_mut().zip(dst) {
+                    *slot = self.dst(*reg);
+                }
+                Kind::Load {
+                    space: *space,
+                    value: self.memory_value(*ty, dst.first().copied()),
+                    dst: registers,
+                    count: dst.len() as u8,
+                    addr: self.address(addr)?,
+                }
+            }
+            Op::Store {
+                space,
+                ty,
+                addr,
+                src,
+                ..
+            } => {
+                let mut registers = [0; 4];
+                for (slot, operand) in registers.iter_mut().zip(src) {
+                    *slot = self.value(operand)?;
+                }
+                Kind::Store {
+                    space: *space,
+                    value: self.memory_value(*ty, None),
+                    src: registers,
+                    count: src.len() as u8,
+                    addr: self.address(addr)?,
+                }
+            }
+            Op::Atom {
+                space,
+                op,
+                ty,
+                dst,
+                addr,
+                a,
+                b,
+            } => Kind::Atom {
+                space: *space,
+                op: *op,
+                ty: Self::number_type(*ty),
+                size: ty.size_bytes() as u8,
+                dst: dst.map(|reg| self.dst(reg)),
+                addr: self.address(addr)?,
+                a: self.value(a)?,
+                b: match b {
+                    Some(b) => Some(self.value(b)?),
+                    None => None,
+                },
+            },
+            Op::Barrier {
+                kind,
+                id,
+                count,
+                reduction,
+            } => {
+                let reduction = match (kind, reduction) {
+                    (BarrierKind::Reduce(reduce), Some((dst, pred))) => {
+                        let (pred, negated) = self.pred(pred)?;
+                        Some(BarrierReductionOperands {
+                            reduction: *reduce,
+                            dst: self.dst(*dst),
+                            pred,
+                            negated,
+                        })
+                    }
+                    _ => None,
+                };
+                Kind::Barrier {
+                    kind: *kind,
+                    id: self.value(id)?,
+                    count: match count {
+                        Some(count) => Some(self.value(count)?),
+                        None => None,
+                    },
+                    reduction,
+                }
+            }
+            Op::WarpSync { mask } => Kind::WarpSync {
+                mask: self.value(mask)?,
+            },
+            Op::Fence { .. } => Kind::Fence,
+            Op::Shuffle {
+                mode,
+                dst,
+                dst_pred,
+                a,
+                b,
+                c,
+                mask,
+            } => Kind::Shuffle {
+                mode: *mode,
+                dst: self.dst(*dst),
+                dst_pred: dst_pred.map(|p| self.dst(p)),
+                a: self.value(a)?,
+                b: self.value(b)?,
+                c: self.value(c)?,
+                mask: self.value(mask)?,
+            },
+            Op::Vote {
+                mode,
+                dst,
+                pred,
+                mask,
+            } => {
+                let (pred, negated) = self.pred(pred)?;
+                Kind::Vote {
+                    mode: *mode,
+                    dst: self.dst(*dst),
+                    pred,
+                    negated,
+                    mask: self.value(mask)?,
+                }
+            }
+            Op::Exit => Kind::Exit,
+            Op::Branch { .. } => unreachable!("branches are lowered by the caller"),
+        })
+    }
+}

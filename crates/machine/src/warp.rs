@@ -1,0 +1,200 @@
+//! The state of one warp: its register files (one 64-bit lane array per value
+//! register, one 32-bit lane mask per predicate) and its divergent paths.
+//!
+//! Divergence follows the reconvergence-stack model with independent thread
+//! scheduling (Volta and later): a divergent branch turns the running path
+//! into a *reconvergence entry* at the branch's immediate post-dominator and
+//! adds one path per side above it. A path ends when it reaches its
+//! reconvergence point (its lanes are already in the entry below) or when its
+//! lanes have all exited. The scheduler runs the topmost path that is ready
+//! and is not a reconvergence entry still waiting for paths above it, so when
+//! the running path waits at a barrier the warp runs its other paths: the seed
+//! documents' `if/else` with `__syncthreads()` in both arms completes, as it
+//! does on Volta and later GPUs.
+
+use crate::program::{Kind, Program};
+
+/// Lanes of a full warp.
+pub const WARP_SIZE: usize = 32;
+
+/// One group of lanes of a warp that runs together.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Path {
+    pub pc: u32,
+    /// Where this path ends and rejoins the entry below
+    /// ([`crate::program::NO_RECONVERGENCE`] for never).
+    pub reconverge: u32,
+    pub mask: u32,
+    pub wait: PathWait,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PathWait {
+    Ready,
+    /// At a block barrier; ready again once the barrier's generation moves on.
+    Barrier {
+        id: u8,
+        generation: u32,
+    },
+    /// At `bar.warp.sync` with this mask.
+    WarpSync {
+        mask: u32,
+    },
+}
+
+/// A block barrier (PTX `bar`): arrivals counted per thread (Volta and later).
+#[derive(Clone, Copy, Debug)]
+pub struct Barrier {
+    pub arrived: u32,
+    /// The thread count given by `bar.sync a, b`, if any.
+    pub count: Option<u32>,
+    /// Completions so far; waiting paths compare it with the value they saw.
+    pub generation: u32,
+    pub popc: u32,
+    pub all: bool,
+    pub any: bool,
+    /// The reductions of the last completion, read by waking `bar.red` paths.
+    pub result_popc: u32,
+    pub result_all: bool,
+    pub result_any: bool,
+}
+
+impl Default for Barrier {
+    fn default() -> Self {
+        Barrier {
+            arrived: 0,
+            count: None,
+            generation: 0,
+            popc: 0,
+            all: true,
+            any: false,
+            result_popc: 0,
+            result_all: true,
+            result_any: false,
+        }
+    }
+}
+
+impl Barrier {
+    /// Completes the barrier if every expected thread has arrived: without a
+    /// count, every thread of the block that has not exited.
+    pub fn try_complete(&mut self, live_threads: u32) -> bool {
+        let expected = self.count.unwrap_or(live_threads);
+        if self.arrived == 0 || self.arrived < expected {
+            return false;
+        }
+        self.result_popc = self.popc;
+        self.result_all = self.all;
+        self.result_any = self.any;
+        self.generation = self.generation.wrapping_add(1);
+        self.arrived = 0;
+        self.count = None;
+        self.popc = 0;
+        self.all = true;
+        self.any = false;
+        true
+    }
+
+    pub fn expected(&self, live_threads: u32) -> u32 {
+        self.count.unwrap_or(live_threads)
+    }
+}
+
+/// A warp's registers and paths. Reused from block to block.
+#[derive(Debug, Default)]
+pub struct Warp {
+    pub index: u32,
+    /// `value_regs * 32` lanes: register `r`, lane `l` is at `r * 32 + l`.
+    pub values: Vec<u64>,
+    pub preds: Vec<u32>,
+    pub paths: Vec<Path>,
+    /// Lanes that hold a thread of the block.
+    pub valid: u32,
+    pub exited: u32,
+}
+
+impl Warp {
+    /// Lanes that exist and have not exited.
+    pub fn live(&self) -> u32 {
+        self.valid & !self.exited
+    }
+
+    /// Picks the path to run next, waking paths whose barrier completed and
+    /// dropping paths that ended. `None`: every path waits, or none is left.
+    #[inline]
+    pub fn select_path(&mut self, program: &Program, barriers: &[Barrier; 16]) -> Option<usize> {
+        if let Some(top) = self.paths.last() {
+            if top.wait == PathWait::Ready && top.mask != 0 && top.pc != top.reconverge {
+                return Some(self.paths.len() - 1);
+            }
+        }
+        self.select_path_slow(program, barriers)
+    }
+
+    #[cold]
+    fn select_path_slow(&mut self, program: &Program, barriers: &[Barrier; 16]) -> Option<usize> {
+        'scan: loop {
+            for index in (0..self.paths.len()).rev() {
+                let path = self.paths[index];
+                if path.mask == 0 || path.pc == path.reconverge {
+                    self.paths.remove(index);
+                    continue 'scan;
+                }
+                if let PathWait::Barrier { id, generation } = path.wait {
+                    let barrier = &barriers[id as usize];
+                    if barrier.generation != generation {
+                        self.wake_from_barrier(program, index, barrier);
+                    }
+                }
+                let path = self.paths[index];
+                let has_children = self.paths[index + 1..]
+                    .iter()
+                    .any(|above| above.reconverge == path.pc);
+                if path.wait == PathWait::Ready && !has_children {
+                    return Some(index);
+                }
+            }
+            return None;
+        }
+    }
+
+    /// A path leaves a completed barrier: `bar.red` writes its reduction, and
+    /// the path moves past the barrier.
+    fn wake_from_barrier(&mut self, program: &Program, index: usize, barrier: &Barrier) {
+        let path = &mut self.paths[index];
+        if let Kind::Barrier {
+            reduction: Some(reduction),
+            ..
+        } = &program.code[path.pc as usize].kind
+        {
+            let lanes = path.mask;
+            match reduction.reduction {
+                warpsim_ir::BarrierReduction::Popc => {
+                    let base = reduction.dst as usize * WARP_SIZE;
+                    for lane in 0..WARP_SIZE {
+                        if lanes >> lane & 1 != 0 {
+                            self.values[base + lane] = u64::from(barrier.result_popc);
+                        }
+                    }
+                }
+                warpsim_ir::BarrierReduction::And | warpsim_ir::BarrierReduction::Or => {
+                    let result = if reduction.reduction == warpsim_ir::BarrierReduction::And {
+                        barrier.result_all
+                    } else {
+                        barrier.result_any
+                    };
+                    let pred = &mut self.preds[reduction.dst as usize];
+                    *pred = (*pred & !lanes) | if result { lanes } else { 0 };
+                }
+            }
+        }
+        path.wait = PathWait::Ready;
+        path.pc += 1;
+    }
+
+    /// Whether any path of the warp could run now (for deadlock detection
+    /// after a barrier completed elsewhere).
+    pub fn is_finished(&self) -> bool {
+        self.paths.iter().all(|path| path.mask == 0)
+    }
+}
