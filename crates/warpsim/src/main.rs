@@ -1,1 +1,157 @@
-fn main() {}
+//! The `warpsim` command: a thin layer over the driver that parses arguments,
+//! prints, and chooses the exit code (0 success, 1 the kernel failed, 2 bad
+//! input). A closed pipe on stdout is not an error.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "warpsim",
+    version,
+    about = "A cycle-approximate SIMT warp simulator for CUDA-style kernels"
+)]
+struct Cli {
+    /// More log output on stderr (-v info, -vv debug); RUST_LOG overrides.
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    verbose: u8,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a kernel described by a launch file and report what each memory instruction did.
+    Run(RunArgs),
+    /// Parse and verify a `.kir` file, then print it in canonical form.
+    Print {
+        /// The `.kir` file.
+        source: PathBuf,
+    },
+}
+
+#[derive(clap::Args)]
+struct RunArgs {
+    /// The launch file (TOML).
+    launch: PathBuf,
+    /// Machine configuration (default: the built-in Hopper machine, as in sim.toml).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Also write the report as JSON to PATH, or to stdout with `-` (then no table).
+    #[arg(long, value_name = "PATH|-")]
+    json: Option<String>,
+    /// Write a buffer's final contents (raw little-endian bytes) to a file.
+    #[arg(long, value_name = "BUFFER=PATH")]
+    dump: Vec<String>,
+    /// Host threads for running blocks (0: all cores). Results do not depend on it.
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+}
+
+/// How the command ended.
+enum Outcome {
+    Success,
+    KernelFailed,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging(cli.verbose);
+    let result = match cli.command {
+        Command::Run(args) => run(args),
+        Command::Print { source } => print(source),
+    };
+    match result {
+        Ok(Outcome::Success) => ExitCode::SUCCESS,
+        Ok(Outcome::KernelFailed) => ExitCode::from(1),
+        Err(error) if is_broken_pipe(&error) => ExitCode::SUCCESS,
+        Err(error) => {
+            let text = match error.downcast_ref::<warpsim_driver::InputError>() {
+                Some(warpsim_driver::InputError::Source { rendered, .. }) => rendered.clone(),
+                _ => format!("error: {error:#}\n"),
+            };
+            let _ = std::io::stderr().write_all(text.as_bytes());
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn init_logging(verbose: u8) {
+    let default = match verbose {
+        0 => "warn",
+        1 => "info",
+        _ => "debug",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .init();
+}
+
+fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error
+        .chain()
+        .filter_map(|cause| cause.downcast_ref::<std::io::Error>())
+        .any(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+}
+
+fn run(args: RunArgs) -> anyhow::Result<Outcome> {
+    let mut dumps = Vec::new();
+    for spec in &args.dump {
+        let (buffer, path) = spec
+            .split_once('=')
+            .with_context(|| format!("--dump {spec}: expected BUFFER=PATH"))?;
+        dumps.push((buffer.to_string(), PathBuf::from(path)));
+    }
+    let config = warpsim_driver::load_config(args.config.as_deref())?;
+    let prepared = warpsim_driver::prepare(&args.launch, config)?;
+    for (buffer, _) in &dumps {
+        if !prepared.buffers.iter().any(|(name, _)| name == buffer) {
+            anyhow::bail!("--dump {buffer}: the launch file has no buffer `{buffer}`");
+        }
+    }
+    let result = prepared.execute(args.threads)?;
+    // Reports and dumps are written even when the kernel failed: partial
+    // counters are still counters.
+    let mut stdout = std::io::stdout().lock();
+    match args.json.as_deref() {
+        Some("-") => stdout.write_all(result.report.to_json().as_bytes())?,
+        Some(path) => {
+            std::fs::write(path, result.report.to_json())
+                .with_context(|| format!("cannot write the JSON report to {path}"))?;
+            stdout.write_all(result.report.to_table().as_bytes())?;
+        }
+        None => stdout.write_all(result.report.to_table().as_bytes())?,
+    }
+    stdout.flush()?;
+    for (buffer, path) in &dumps {
+        if let Some((_, bytes)) = result.buffers.iter().find(|(name, _)| name == buffer) {
+            std::fs::write(path, bytes)
+                .with_context(|| format!("cannot write buffer `{buffer}` to {}", path.display()))?;
+        }
+    }
+    match result.failure {
+        Some(failure) => {
+            std::io::stderr().write_all(failure.as_bytes())?;
+            Ok(Outcome::KernelFailed)
+        }
+        None => Ok(Outcome::Success),
+    }
+}
+
+fn print(source: PathBuf) -> anyhow::Result<Outcome> {
+    let text = std::fs::read_to_string(&source)
+        .with_context(|| format!("cannot read {}", source.display()))?;
+    let base_dir = source.parent().map(PathBuf::from).unwrap_or_default();
+    let module = warpsim_driver::parse_source(&source.display().to_string(), &text, &base_dir)?;
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(warpsim_ir::print_module(&module).as_bytes())?;
+    Ok(Outcome::Success)
+}

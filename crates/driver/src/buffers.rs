@@ -1,0 +1,215 @@
+//! Builds the launch's global buffers from their launch-file specifications,
+//! and the kernel's parameter buffer from its arguments.
+
+use std::path::Path;
+
+use warpsim_ir::{ScalarType, TypeKind};
+use warpsim_machine::memory::{buffer_base, MAX_BUFFER_BYTES};
+use warpsim_machine::program::ParamSlot;
+
+use crate::error::InputError;
+use crate::launch_file::{Argument, BufferSpec, ElementType, Init, NamedInit, TableInit};
+
+/// SplitMix64 (Steele, Lea and Flood, "Fast splittable pseudorandom number
+/// generators", OOPSLA 2014): tiny, and the same sequence on every host.
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+}
+
+/// Encodes element `index`'s value `value` (already the right kind) into bytes.
+fn push_element(bytes: &mut Vec<u8>, element: ElementType, value: Element) {
+    let size = element.size() as usize;
+    let bits: u64 = match (element, value) {
+        (ElementType::F32, Element::Float(x)) => u64::from((x as f32).to_bits()),
+        (ElementType::F64, Element::Float(x)) => x.to_bits(),
+        (ElementType::F32, Element::Int(x)) => u64::from((x as f32).to_bits()),
+        (ElementType::F64, Element::Int(x)) => (x as f64).to_bits(),
+        (_, Element::Int(x)) => x as u64,
+        (_, Element::Float(x)) => x as i128 as u64,
+        (_, Element::Bits(bits)) => bits,
+    };
+    bytes.extend_from_slice(&bits.to_le_bytes()[..size]);
+}
+
+#[derive(Clone, Copy)]
+enum Element {
+    Int(i128),
+    Float(f64),
+    Bits(u64),
+}
+
+/// The initial bytes of a buffer.
+pub fn initial_contents(
+    name: &str,
+    spec: &BufferSpec,
+    base_dir: &Path,
+    launch_path: &Path,
+) -> Result<Vec<u8>, InputError> {
+    let launch_error = |message: String| InputError::Launch {
+        path: launch_path.to_path_buf(),
+        message: format!("buffer `{name}`: {message}"),
+    };
+    let bytes_len = spec
+        .len
+        .checked_mul(spec.element.size())
+        .filter(|&bytes| bytes <= MAX_BUFFER_BYTES && bytes <= 1 << 34)
+        .ok_or_else(|| launch_error(format!("{} elements is too large", spec.len)))?;
+    if let Init::Table(TableInit::File(file)) = &spec.init {
+        let path = base_dir.join(file);
+        let bytes = std::fs::read(&path).map_err(|error| InputError::Io {
+            path: path.clone(),
+            message: error.to_string(),
+        })?;
+        if bytes.len() as u64 != bytes_len {
+            return Err(launch_error(format!(
+                "{} has {} bytes, but {} elements of {:?} take {bytes_len}",
+                path.display(),
+                bytes.len(),
+                spec.len,
+                spec.element
+            )));
+        }
+        return Ok(bytes);
+    }
+    let mut bytes = Vec::with_capacity(bytes_len as usize);
+    let mut random = SplitMix64(match spec.init {
+        Init::Table(TableInit::Random(seed)) => seed,
+        _ => 0,
+    });
+    let size_bits = spec.element.size() * 8;
+    for index in 0..spec.len {
+        let value = match &spec.init {
+            Init::Zero | Init::Named(NamedInit::Zero) => Element::Bits(0),
+            Init::Named(NamedInit::Iota) => Element::Int(i128::from(index)),
+            Init::Table(TableInit::Fill(value)) => {
+                if !spec.element.is_float() && value.fract() != 0.0 {
+                    return Err(launch_error(format!(
+                        "fill value {value} is not an integer, but the buffer holds {:?}",
+                        spec.element
+                    )));
+                }
+                if spec.element.is_float() {
+                    Element::Float(*value)
+                } else {
+                    Element::Int(*value as i128)
+                }
+            }
+            Init::Table(TableInit::Random(_)) => {
+                let bits = random.next();
+                if spec.element.is_float() {
+                    // The top 53 bits give a double uniform in [0, 1).
+                    Element::Float((bits >> 11) as f64 / (1u64 << 53) as f64)
+                } else {
+                    Element::Bits(bits & (u64::MAX >> (64 - size_bits)))
+                }
+            }
+            Init::Table(TableInit::File(_)) => Element::Bits(0),
+        };
+        push_element(&mut bytes, spec.element, value);
+    }
+    Ok(bytes)
+}
+
+/// Lays out the kernel's arguments in its parameter buffer: a buffer argument
+/// becomes the buffer's global address, a number is converted to the
+/// parameter's type.
+pub fn parameter_buffer(
+    params: &[ParamSlot],
+    param_bytes: u32,
+    args: &[Argument],
+    buffer_index: impl Fn(&str) -> Option<usize>,
+    launch_path: &Path,
+) -> Result<Vec<u8>, InputError> {
+    let error = |message: String| InputError::Launch {
+        path: launch_path.to_path_buf(),
+        message,
+    };
+    if params.len() != args.len() {
+        let names: Vec<String> = params
+            .iter()
+            .map(|param| format!("{} .{}", param.name, param.ty))
+            .collect();
+        return Err(error(format!(
+            "the kernel takes {} parameters ({}), but `args` has {}",
+            params.len(),
+            names.join(", "),
+            args.len()
+        )));
+    }
+    let mut bytes = vec![0u8; param_bytes as usize];
+    for (position, (param, arg)) in params.iter().zip(args).enumerate() {
+        let context = format!(
+            "argument {} (`{}`, .{})",
+            position + 1,
+            param.name,
+            param.ty
+        );
+        let size = param.ty.size_bytes() as usize;
+        let bits: u64 = match arg {
+            Argument::Buffer(name) => {
+                let index = buffer_index(name).ok_or_else(|| {
+                    error(format!("{context}: no buffer named `{name}` in [buffers]"))
+                })?;
+                if size != 8 || param.ty.is_float() {
+                    return Err(error(format!(
+                        "{context}: a buffer is passed as a 64-bit address, but the parameter is .{}",
+                        param.ty
+                    )));
+                }
+                buffer_base(index)
+            }
+            Argument::Integer(value) => scalar_bits(param.ty, i128::from(*value), None)
+                .map_err(|message| error(format!("{context}: {message}")))?,
+            Argument::Float(value) => {
+                if !param.ty.is_float() {
+                    return Err(error(format!(
+                        "{context}: {value} is not an integer, but the parameter is .{}",
+                        param.ty
+                    )));
+                }
+                scalar_bits(param.ty, 0, Some(*value))
+                    .map_err(|message| error(format!("{context}: {message}")))?
+            }
+        };
+        let offset = param.offset as usize;
+        bytes[offset..offset + size].copy_from_slice(&bits.to_le_bytes()[..size]);
+    }
+    Ok(bytes)
+}
+
+/// The bits of a scalar argument of type `ty`, checking that it fits.
+fn scalar_bits(ty: ScalarType, integer: i128, float: Option<f64>) -> Result<u64, String> {
+    match ty.kind() {
+        TypeKind::Float => {
+            let value = float.unwrap_or(integer as f64);
+            Ok(if ty == ScalarType::F32 {
+                u64::from((value as f32).to_bits())
+            } else {
+                value.to_bits()
+            })
+        }
+        TypeKind::Predicate => Err("a parameter cannot be a predicate".to_string()),
+        kind => {
+            let bits = ty.bits();
+            let (min, max) = if kind == TypeKind::Signed {
+                (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+            } else if kind == TypeKind::Unsigned {
+                (0, (1i128 << bits) - 1)
+            } else {
+                (-(1i128 << (bits - 1)), (1i128 << bits) - 1)
+            };
+            if integer < min || integer > max {
+                return Err(format!("{integer} does not fit in .{ty}"));
+            }
+            Ok(integer as u64 & (u64::MAX >> (64 - bits)))
+        }
+    }
+}

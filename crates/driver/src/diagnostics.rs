@@ -1,0 +1,302 @@
+//! Renders errors the way a compiler does: a message, the source line with the
+//! spot marked, and notes. Parse and verify errors point into the `.kir`
+//! text; kernel faults point at the instruction's source line (the CUDA line
+//! when the IR came from PTX with `.loc`), and a deadlock lists every stuck
+//! warp with "stuck here" at its line.
+
+use std::collections::HashMap;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use codespan_reporting::diagnostic::{Diagnostic, Label};
+use codespan_reporting::files::SimpleFiles;
+use codespan_reporting::term::{self, termcolor::NoColor};
+use warpsim_ir::{ParseError, VerifyError};
+use warpsim_machine::error::{ExecError, FaultKind, PathPosition, Waiting};
+
+/// Source texts by the names locations use, read lazily.
+pub struct Sources {
+    files: SimpleFiles<String, String>,
+    ids: HashMap<String, Option<usize>>,
+    /// Where names that are not found as given are looked up.
+    base_dir: PathBuf,
+}
+
+impl Sources {
+    pub fn new(base_dir: &Path) -> Sources {
+        Sources {
+            files: SimpleFiles::new(),
+            ids: HashMap::new(),
+            base_dir: base_dir.to_path_buf(),
+        }
+    }
+
+    /// Registers a text under `name` (the main source, already in memory).
+    pub fn add(&mut self, name: &str, text: String) {
+        let id = self.files.add(name.to_string(), text);
+        self.ids.insert(name.to_string(), Some(id));
+    }
+
+    fn id(&mut self, name: &str) -> Option<usize> {
+        if let Some(id) = self.ids.get(name) {
+            return *id;
+        }
+        let candidates = [PathBuf::from(name), self.base_dir.join(name)];
+        let text = candidates
+            .iter()
+            .find_map(|path| std::fs::read_to_string(path).ok());
+        let id = text.map(|text| self.files.add(name.to_string(), text));
+        self.ids.insert(name.to_string(), id);
+        id
+    }
+
+    /// The byte range of a whole line (without indentation), if the file is known.
+    fn line_range(&mut self, name: &str, line: u32) -> Option<(usize, Range<usize>)> {
+        let id = self.id(name)?;
+        let text = self.files.get(id).ok()?.source();
+        let start = line_start(text, line)?;
+        let end = text[start..].find('\n').map_or(text.len(), |n| start + n);
+        let indent = text[start..end].len() - text[start..end].trim_start().len();
+        Some((id, start + indent..end.max(start + indent)))
+    }
+
+    fn render(&self, diagnostic: &Diagnostic<usize>) -> String {
+        let mut writer = NoColor::new(Vec::new());
+        let config = term::Config::default();
+        if term::emit(&mut writer, &config, &self.files, diagnostic).is_err() {
+            return diagnostic.message.clone();
+        }
+        String::from_utf8_lossy(&writer.into_inner()).into_owned()
+    }
+
+    /// A diagnostic with a label at `name:line`, or with the location as a
+    /// note when the file cannot be read.
+    fn at_line(
+        &mut self,
+        diagnostic: Diagnostic<usize>,
+        name: &str,
+        line: u32,
+        label: String,
+        primary: bool,
+    ) -> Diagnostic<usize> {
+        let mut diagnostic = diagnostic;
+        match self.line_range(name, line) {
+            Some((id, range)) => {
+                let marker = if primary {
+                    Label::primary(id, range)
+                } else {
+                    Label::secondary(id, range)
+                };
+                diagnostic.labels.push(marker.with_message(label));
+            }
+            None => diagnostic.notes.push(format!("{name}:{line}: {label}")),
+        }
+        diagnostic
+    }
+}
+
+fn line_start(text: &str, line: u32) -> Option<usize> {
+    if line == 0 {
+        return None;
+    }
+    if line == 1 {
+        return Some(0);
+    }
+    text.match_indices('\n')
+        .nth(line as usize - 2)
+        .map(|(index, _)| index + 1)
+}
+
+/// Lanes of a mask as ranges: `0-15, 17, 20-31`.
+pub fn lane_ranges(mask: u32) -> String {
+    let mut parts = Vec::new();
+    let mut lane = 0;
+    while lane < 32 {
+        if mask >> lane & 1 == 0 {
+            lane += 1;
+            continue;
+        }
+        let start = lane;
+        while lane < 32 && mask >> lane & 1 != 0 {
+            lane += 1;
+        }
+        parts.push(if lane - 1 == start {
+            start.to_string()
+        } else {
+            format!("{start}-{}", lane - 1)
+        });
+    }
+    if parts.is_empty() {
+        "none".to_string()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// A parse error with the offending span marked.
+pub fn render_parse_error(error: &ParseError, text: &str) -> String {
+    let mut files = SimpleFiles::new();
+    let id = files.add(error.file.clone(), text.to_string());
+    let start = line_start(text, error.line).unwrap_or(text.len());
+    let line_end = text[start..].find('\n').map_or(text.len(), |n| start + n);
+    let column_byte = text[start..line_end]
+        .char_indices()
+        .nth(error.column.saturating_sub(1) as usize)
+        .map_or(line_end, |(index, _)| start + index);
+    let span_end = text[column_byte..line_end]
+        .char_indices()
+        .nth(error.length as usize)
+        .map_or(line_end, |(index, _)| column_byte + index);
+    let diagnostic = Diagnostic::error()
+        .with_message(&error.message)
+        .with_labels(vec![Label::primary(
+            id,
+            column_byte..span_end.max(column_byte),
+        )]);
+    let sources = Sources {
+        files,
+        ids: HashMap::new(),
+        base_dir: PathBuf::new(),
+    };
+    sources.render(&diagnostic)
+}
+
+/// Every verifier problem, each at its line.
+pub fn render_verify_error(error: &VerifyError, sources: &mut Sources) -> String {
+    let mut out = String::new();
+    for problem in &error.problems {
+        let diagnostic = Diagnostic::error().with_message(format!(
+            "in kernel `{}`: {}",
+            problem.kernel, problem.message
+        ));
+        let diagnostic =
+            sources.at_line(diagnostic, &problem.file, problem.line, String::new(), true);
+        out.push_str(&sources.render(&diagnostic));
+    }
+    out.push_str(&format!(
+        "error: the kernel has {} problem{}\n",
+        error.problems.len(),
+        if error.problems.len() == 1 { "" } else { "s" }
+    ));
+    out
+}
+
+/// A one-line summary of a fault, for the report's `error` field.
+pub fn fault_summary(error: &ExecError, file_of: &dyn Fn(u32) -> (String, u32)) -> String {
+    let block = format!(
+        "block ({},{},{})",
+        error.block[0], error.block[1], error.block[2]
+    );
+    let place = match &error.site {
+        Some(site) => {
+            let (file, line) = file_of(site.pc);
+            format!(
+                "{file}:{line}: {block}, thread ({},{},{})",
+                site.thread[0], site.thread[1], site.thread[2]
+            )
+        }
+        None => block,
+    };
+    format!("{place}: {}", fault_message(&error.kind))
+}
+
+fn fault_message(kind: &FaultKind) -> String {
+    match kind {
+        FaultKind::OutOfBounds {
+            space,
+            address,
+            size,
+            store,
+            buffer,
+        } => {
+            let access = if *store { "store" } else { "load" };
+            let whereabouts = match buffer {
+                Some((name, offset)) => format!(" (offset {offset} of buffer `{name}`, past its end)"),
+                None if *space == warpsim_ir::StateSpace::Global => " (in no buffer)".to_string(),
+                None => String::new(),
+            };
+            format!(
+                "out-of-bounds {}-byte {} {access} at address {address:#x}{whereabouts}",
+                size,
+                space.name()
+            )
+        }
+        FaultKind::Misaligned {
+            space,
+            address,
+            size,
+        } => format!(
+            "misaligned {size}-byte {} access at address {address:#x}: it must be a multiple of {size}",
+            space.name()
+        ),
+        FaultKind::InvalidAccess { message } | FaultKind::InvalidBarrier { message } => message.clone(),
+        FaultKind::Deadlock => "deadlock: no thread of the block can move again".to_string(),
+        FaultKind::InstructionLimit { limit } => format!(
+            "the block ran more than {limit} warp instructions (limits.max_warp_instructions_per_block)"
+        ),
+    }
+}
+
+fn waiting_text(path: &PathPosition) -> String {
+    match path.waiting {
+        Waiting::Running => "running".to_string(),
+        Waiting::Barrier(id) => format!("waiting at barrier {id}"),
+        Waiting::WarpSync(mask) => format!("waiting at a warp sync with mask {mask:#010x}"),
+        Waiting::Reconvergence => "waiting here for its other paths to reconverge".to_string(),
+    }
+}
+
+/// A fault with its source line, or for hangs every stuck warp at its line.
+pub fn render_fault(
+    error: &ExecError,
+    file_of: &dyn Fn(u32) -> (String, u32),
+    sources: &mut Sources,
+) -> String {
+    let block = format!(
+        "block ({},{},{})",
+        error.block[0], error.block[1], error.block[2]
+    );
+    let mut diagnostic = Diagnostic::error().with_message(fault_message(&error.kind));
+    if let Some(site) = &error.site {
+        let (file, line) = file_of(site.pc);
+        diagnostic = sources.at_line(
+            diagnostic,
+            &file,
+            line,
+            format!(
+                "in {block}, thread ({},{},{}) (warp {}, lane {})",
+                site.thread[0], site.thread[1], site.thread[2], site.warp, site.lane
+            ),
+            true,
+        );
+    } else {
+        diagnostic.message = format!("{block}: {}", diagnostic.message);
+    }
+    for warp in &error.warps {
+        for path in &warp.paths {
+            let (file, line) = file_of(path.pc);
+            let label = format!(
+                "stuck here: warp {}, lanes {}: {}",
+                warp.warp,
+                lane_ranges(path.lanes),
+                waiting_text(path)
+            );
+            let primary = path.waiting != Waiting::Reconvergence;
+            diagnostic = sources.at_line(diagnostic, &file, line, label, primary);
+        }
+        if warp.exited != 0 {
+            diagnostic.notes.push(format!(
+                "warp {}: lanes {} have exited",
+                warp.warp,
+                lane_ranges(warp.exited)
+            ));
+        }
+    }
+    for barrier in &error.barriers {
+        diagnostic.notes.push(format!(
+            "barrier {}: {} of {} expected threads have arrived",
+            barrier.id, barrier.arrived, barrier.expected
+        ));
+    }
+    sources.render(&diagnostic)
+}

@@ -1,0 +1,341 @@
+//! The run report: per instruction, what it executed and what memory it
+//! touched, with totals in the vocabulary of nvprof and Nsight Compute
+//! (`shared_ld_bank_conflict`, `shared_load_transactions_per_request`, L1
+//! wavefronts shared, ideal and excessive). The JSON form is a contract (issue
+//! 2); the table is for people.
+
+use std::fmt::Write;
+
+use serde::Serialize;
+use warpsim_ir::{instruction_text, Kernel, MemoryAccessKind, Module, StateSpace};
+use warpsim_machine::{InstrStats, RunStats};
+
+/// One instruction's line in the report.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct InstructionReport {
+    pub index: usize,
+    pub text: String,
+    pub file: String,
+    pub line: u32,
+    /// shared, global, local, param, const, generic; `null` for non-memory instructions.
+    pub space: Option<StateSpace>,
+    /// ld, st, atom, red; `null` for non-memory instructions.
+    pub op: Option<MemoryAccessKind>,
+    pub executed: u64,
+    pub threads: u64,
+    pub wavefronts: u64,
+    pub ideal_wavefronts: u64,
+    pub bank_conflicts: u64,
+    pub sectors: u64,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct SharedTotals {
+    pub requests: u64,
+    pub wavefronts: u64,
+    pub ideal_wavefronts: u64,
+    pub bank_conflicts: u64,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct GlobalTotals {
+    pub requests: u64,
+    pub sectors: u64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Totals {
+    pub shared_load: SharedTotals,
+    pub shared_store: SharedTotals,
+    pub shared_atomic: SharedTotals,
+    pub global_load: GlobalTotals,
+    pub global_store: GlobalTotals,
+    pub global_atomic: GlobalTotals,
+    pub warp_instructions: u64,
+    pub thread_instructions: u64,
+}
+
+/// Everything a run reports.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Report {
+    pub kernel: String,
+    pub source: String,
+    pub device: String,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub shared_bytes: u32,
+    /// "ok", or "failed" when the kernel faulted (the counters are then partial).
+    pub status: &'static str,
+    /// The fault, one line, when the kernel failed.
+    pub error: Option<String>,
+    pub blocks_run: u64,
+    pub failed_blocks: u64,
+    pub instructions: Vec<InstructionReport>,
+    pub totals: Totals,
+}
+
+/// What a report is built from.
+pub struct ReportInput<'a> {
+    pub module: &'a Module,
+    pub kernel: &'a Kernel,
+    pub stats: &'a RunStats,
+    pub source: String,
+    pub device: String,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub shared_bytes: u32,
+    pub error: Option<String>,
+    pub failed_blocks: u64,
+}
+
+impl Report {
+    pub fn build(input: ReportInput) -> Report {
+        let kernel = input.kernel;
+        let mut totals = Totals::default();
+        let mut instructions = Vec::with_capacity(kernel.instrs.len());
+        for (index, (instr, stats)) in kernel
+            .instrs
+            .iter()
+            .zip(&input.stats.per_instruction)
+            .enumerate()
+        {
+            let access = instr.op.memory_access();
+            if let Some((space, op)) = access {
+                accumulate(&mut totals, space, op, stats);
+            }
+            instructions.push(InstructionReport {
+                index,
+                text: instruction_text(kernel, instr),
+                file: input.module.file_name(instr.loc.file).to_string(),
+                line: instr.loc.line,
+                space: access.map(|(space, _)| space),
+                op: access.map(|(_, op)| op),
+                executed: stats.executed,
+                threads: stats.threads,
+                wavefronts: stats.wavefronts,
+                ideal_wavefronts: stats.ideal_wavefronts,
+                bank_conflicts: stats.bank_conflicts,
+                sectors: stats.sectors,
+            });
+        }
+        totals.warp_instructions = input.stats.warp_instructions();
+        totals.thread_instructions = input.stats.thread_instructions();
+        Report {
+            kernel: kernel.name.clone(),
+            source: input.source,
+            device: input.device,
+            grid: input.grid,
+            block: input.block,
+            shared_bytes: input.shared_bytes,
+            status: if input.error.is_some() {
+                "failed"
+            } else {
+                "ok"
+            },
+            error: input.error,
+            blocks_run: input.stats.blocks_run,
+            failed_blocks: input.failed_blocks,
+            instructions,
+            totals,
+        }
+    }
+
+    pub fn to_json(&self) -> String {
+        // Serialising plain data with string keys cannot fail.
+        serde_json::to_string_pretty(self).unwrap_or_default() + "\n"
+    }
+
+    /// The table: one row per instruction that touched shared, global or local
+    /// memory, then the totals.
+    pub fn to_table(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "{}  grid ({},{},{})  block ({},{},{})  shared {} B  on {}",
+            self.kernel,
+            self.grid[0],
+            self.grid[1],
+            self.grid[2],
+            self.block[0],
+            self.block[1],
+            self.block[2],
+            self.shared_bytes,
+            self.device
+        );
+        let rows: Vec<&InstructionReport> = self
+            .instructions
+            .iter()
+            .filter(|row| {
+                matches!(
+                    row.space,
+                    Some(
+                        StateSpace::Shared
+                            | StateSpace::Global
+                            | StateSpace::Local
+                            | StateSpace::Generic
+                    )
+                )
+            })
+            .collect();
+        let locations: Vec<String> = rows
+            .iter()
+            .map(|row| format!("{}:{}", row.file, row.line))
+            .collect();
+        let location_width = locations.iter().map(String::len).max().unwrap_or(0).max(6);
+        let text_width = rows
+            .iter()
+            .map(|row| row.text.len())
+            .max()
+            .unwrap_or(0)
+            .clamp(11, 48);
+        let _ = writeln!(
+            out,
+            "\n{:<location_width$}  {:<text_width$}  {:>9}  {:>10}  {:>9}  {:>9}  {:>5}  {:>8}",
+            "source",
+            "instruction",
+            "executed",
+            "wavefronts",
+            "ideal",
+            "conflicts",
+            "ways",
+            "sectors"
+        );
+        for (row, location) in rows.iter().zip(&locations) {
+            let mut text = row.text.clone();
+            if text.len() > text_width {
+                text.truncate(text_width - 1);
+                text.push('~');
+            }
+            let shared = row.space == Some(StateSpace::Shared) || row.wavefronts > 0;
+            let (wavefronts, ideal, conflicts, ways) = if shared {
+                (
+                    row.wavefronts.to_string(),
+                    row.ideal_wavefronts.to_string(),
+                    row.bank_conflicts.to_string(),
+                    ways(row.wavefronts, row.ideal_wavefronts),
+                )
+            } else {
+                ("-".into(), "-".into(), "-".into(), "-".into())
+            };
+            let sectors = if row.space == Some(StateSpace::Global) || row.sectors > 0 {
+                row.sectors.to_string()
+            } else {
+                "-".to_string()
+            };
+            let _ = writeln!(
+                out,
+                "{location:<location_width$}  {text:<text_width$}  {:>9}  {wavefronts:>10}  {ideal:>9}  {conflicts:>9}  {ways:>5}  {sectors:>8}",
+                row.executed
+            );
+        }
+        let totals = &self.totals;
+        let per_request = |wavefronts: u64, requests: u64| {
+            if requests == 0 {
+                "0".to_string()
+            } else {
+                format!("{:.2}", wavefronts as f64 / requests as f64)
+            }
+        };
+        let _ = writeln!(out);
+        let lines = [
+            (
+                "shared_ld_requests",
+                totals.shared_load.requests.to_string(),
+            ),
+            (
+                "shared_ld_transactions",
+                totals.shared_load.wavefronts.to_string(),
+            ),
+            (
+                "shared_ld_bank_conflict",
+                totals.shared_load.bank_conflicts.to_string(),
+            ),
+            (
+                "shared_load_transactions_per_request",
+                per_request(totals.shared_load.wavefronts, totals.shared_load.requests),
+            ),
+            (
+                "shared_st_requests",
+                totals.shared_store.requests.to_string(),
+            ),
+            (
+                "shared_st_transactions",
+                totals.shared_store.wavefronts.to_string(),
+            ),
+            (
+                "shared_st_bank_conflict",
+                totals.shared_store.bank_conflicts.to_string(),
+            ),
+            (
+                "shared_store_transactions_per_request",
+                per_request(totals.shared_store.wavefronts, totals.shared_store.requests),
+            ),
+            (
+                "shared_atom_requests",
+                totals.shared_atomic.requests.to_string(),
+            ),
+            (
+                "shared_atom_bank_conflict",
+                totals.shared_atomic.bank_conflicts.to_string(),
+            ),
+            ("gld_requests", totals.global_load.requests.to_string()),
+            ("gld_sectors", totals.global_load.sectors.to_string()),
+            ("gst_requests", totals.global_store.requests.to_string()),
+            ("gst_sectors", totals.global_store.sectors.to_string()),
+            ("warp_instructions", totals.warp_instructions.to_string()),
+            (
+                "thread_instructions",
+                totals.thread_instructions.to_string(),
+            ),
+        ];
+        for (name, value) in lines {
+            let _ = writeln!(out, "{name:<38}{value:>12}");
+        }
+        if let Some(error) = &self.error {
+            let _ = writeln!(
+                out,
+                "\nstatus: failed ({} of {} blocks): {error}",
+                self.failed_blocks, self.blocks_run
+            );
+        }
+        out
+    }
+}
+
+/// The average conflict degree: wavefronts per ideal wavefront, e.g. "32.0".
+fn ways(wavefronts: u64, ideal: u64) -> String {
+    if ideal == 0 {
+        "-".to_string()
+    } else {
+        format!("{:.1}", wavefronts as f64 / ideal as f64)
+    }
+}
+
+fn accumulate(totals: &mut Totals, space: StateSpace, op: MemoryAccessKind, stats: &InstrStats) {
+    let shared = match (space, op) {
+        (StateSpace::Shared, MemoryAccessKind::Load) => Some(&mut totals.shared_load),
+        (StateSpace::Shared, MemoryAccessKind::Store) => Some(&mut totals.shared_store),
+        (StateSpace::Shared, MemoryAccessKind::Atomic | MemoryAccessKind::Reduction) => {
+            Some(&mut totals.shared_atomic)
+        }
+        _ => None,
+    };
+    if let Some(shared) = shared {
+        shared.requests += stats.executed;
+        shared.wavefronts += stats.wavefronts;
+        shared.ideal_wavefronts += stats.ideal_wavefronts;
+        shared.bank_conflicts += stats.bank_conflicts;
+    }
+    let global = match (space, op) {
+        (StateSpace::Global, MemoryAccessKind::Load) => Some(&mut totals.global_load),
+        (StateSpace::Global, MemoryAccessKind::Store) => Some(&mut totals.global_store),
+        (StateSpace::Global, MemoryAccessKind::Atomic | MemoryAccessKind::Reduction) => {
+            Some(&mut totals.global_atomic)
+        }
+        _ => None,
+    };
+    if let Some(global) = global {
+        global.requests += stats.executed;
+        global.sectors += stats.sectors;
+    }
+}
