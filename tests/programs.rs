@@ -13,18 +13,24 @@ fn render(launch: &std::path::Path, host_threads: usize) -> (String, String) {
     let config = warpsim_driver::load_config(None).unwrap();
     let prepared = warpsim_driver::prepare(launch, config)
         .unwrap_or_else(|error| panic!("{}: {error}", launch.display()));
-    let result = prepared.execute(host_threads).unwrap();
+    let mut result = prepared.execute(host_threads).unwrap();
+    // Paths in expected files are relative to the repository root.
     let root = format!("{}/", repo_root().display());
-    let mut text = result.report.to_table().replace(&root, "");
+    let report = &mut result.report;
+    report.source = report.source.replace(&root, "");
+    for instruction in &mut report.instructions {
+        instruction.file = instruction.file.replace(&root, "");
+    }
+    let mut text = result.report.to_table();
     text.push('\n');
     for (name, bytes) in &result.buffers {
         text.push_str(&format!("buffer {name}: {} bytes, fnv1a {:016x}\n", bytes.len(), digest(bytes)));
     }
     if let Some(failure) = &result.failure {
-        text.push_str("\n");
+        text.push('\n');
         text.push_str(&failure.replace(&root, ""));
     }
-    (text, result.report.to_json().replace(&root, ""))
+    (text, result.report.to_json())
 }
 
 #[test]
