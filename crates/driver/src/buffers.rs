@@ -33,7 +33,7 @@ fn push_element(bytes: &mut Vec<u8>, element: ElementType, value: Element) {
         (ElementType::F32, Element::Int(x)) => u64::from((x as f32).to_bits()),
         (ElementType::F64, Element::Int(x)) => (x as f64).to_bits(),
         (_, Element::Int(x)) => x as u64,
-        (_, Element::Float(x)) => x as i128 as u64,
+        (_, Element::Float(x)) => x as i64 as u64,
         (_, Element::Bits(bits)) => bits,
     };
     bytes.extend_from_slice(&bits.to_le_bytes()[..size]);
@@ -41,7 +41,7 @@ fn push_element(bytes: &mut Vec<u8>, element: ElementType, value: Element) {
 
 #[derive(Clone, Copy)]
 enum Element {
-    Int(i128),
+    Int(i64),
     Float(f64),
     Bits(u64),
 }
@@ -88,7 +88,7 @@ pub fn initial_contents(
     for index in 0..spec.len {
         let value = match &spec.init {
             Init::Zero | Init::Named(NamedInit::Zero) => Element::Bits(0),
-            Init::Named(NamedInit::Iota) => Element::Int(i128::from(index)),
+            Init::Named(NamedInit::Iota) => Element::Int(index as i64),
             Init::Table(TableInit::Fill(value)) => {
                 if !spec.element.is_float() && value.fract() != 0.0 {
                     return Err(launch_error(format!(
@@ -99,7 +99,7 @@ pub fn initial_contents(
                 if spec.element.is_float() {
                     Element::Float(*value)
                 } else {
-                    Element::Int(*value as i128)
+                    Element::Int(*value as i64)
                 }
             }
             Init::Table(TableInit::Random(_)) => {

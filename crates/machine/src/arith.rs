@@ -95,9 +95,21 @@ pub fn int_rem(a: u64, b: u64, ty: IntType) -> u64 {
     remainder & mask
 }
 
+/// Orders two integers of type `ty` without widening to 128 bits: signed
+/// values compare sign-extended, unsigned ones masked.
+#[inline(always)]
+fn int_order(a: u64, b: u64, ty: IntType) -> std::cmp::Ordering {
+    if ty.signed {
+        sign_extend(a, ty.bits).cmp(&sign_extend(b, ty.bits))
+    } else {
+        let mask = width_mask(ty.bits);
+        (a & mask).cmp(&(b & mask))
+    }
+}
+
 #[inline(always)]
 pub fn int_min(a: u64, b: u64, ty: IntType) -> u64 {
-    if as_wide(a, ty) <= as_wide(b, ty) {
+    if int_order(a, b, ty).is_le() {
         a
     } else {
         b
@@ -106,7 +118,7 @@ pub fn int_min(a: u64, b: u64, ty: IntType) -> u64 {
 
 #[inline(always)]
 pub fn int_max(a: u64, b: u64, ty: IntType) -> u64 {
-    if as_wide(a, ty) >= as_wide(b, ty) {
+    if int_order(a, b, ty).is_ge() {
         a
     } else {
         b
@@ -213,22 +225,24 @@ pub fn f32_max(a: f32, b: f32) -> f32 {
 }
 
 /// Compares two values of type `ty`.
+#[inline(always)]
 pub fn compare(cmp: CmpOp, ty: NumberType, a: u64, b: u64) -> bool {
     match ty {
         NumberType::Int(int) => {
-            let (x, y) = (as_wide(a, int), as_wide(b, int));
-            let (ux, uy) = (a & width_mask(int.bits), b & width_mask(int.bits));
+            let order = int_order(a, b, int);
+            let mask = width_mask(int.bits);
+            let unsigned = (a & mask).cmp(&(b & mask));
             match cmp {
-                CmpOp::Eq | CmpOp::Equ => x == y,
-                CmpOp::Ne | CmpOp::Neu => x != y,
-                CmpOp::Lt | CmpOp::Ltu => x < y,
-                CmpOp::Le | CmpOp::Leu => x <= y,
-                CmpOp::Gt | CmpOp::Gtu => x > y,
-                CmpOp::Ge | CmpOp::Geu => x >= y,
-                CmpOp::Lo => ux < uy,
-                CmpOp::Ls => ux <= uy,
-                CmpOp::Hi => ux > uy,
-                CmpOp::Hs => ux >= uy,
+                CmpOp::Eq | CmpOp::Equ => order.is_eq(),
+                CmpOp::Ne | CmpOp::Neu => order.is_ne(),
+                CmpOp::Lt | CmpOp::Ltu => order.is_lt(),
+                CmpOp::Le | CmpOp::Leu => order.is_le(),
+                CmpOp::Gt | CmpOp::Gtu => order.is_gt(),
+                CmpOp::Ge | CmpOp::Geu => order.is_ge(),
+                CmpOp::Lo => unsigned.is_lt(),
+                CmpOp::Ls => unsigned.is_le(),
+                CmpOp::Hi => unsigned.is_gt(),
+                CmpOp::Hs => unsigned.is_ge(),
                 CmpOp::Num => true,
                 CmpOp::Nan => false,
             }

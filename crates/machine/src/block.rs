@@ -160,21 +160,23 @@ impl<'a> BlockRunner<'a> {
                 wait: PathWait::Ready,
             });
             for &(reg, init) in &program.warp_inits {
-                let base = reg as usize * WARP_SIZE;
-                for lane in 0..WARP_SIZE {
-                    let thread = thread_index(first_thread + lane as u32, env.block_dim);
-                    warp.values[base + lane] = match init {
-                        WarpInit::Constant(value) => value,
-                        WarpInit::Special(special) => special_value(
-                            special,
-                            lane as u32,
-                            index as u32,
-                            warp_count as u32,
-                            thread,
-                            block_index,
-                            env,
-                        ),
-                    };
+                let lanes = lanes_mut(&mut warp.values, reg);
+                match init {
+                    WarpInit::Constant(value) => lanes.fill(value),
+                    WarpInit::Special(special) => {
+                        for (lane, slot) in lanes.iter_mut().enumerate() {
+                            let thread = thread_index(first_thread + lane as u32, env.block_dim);
+                            *slot = special_value(
+                                special,
+                                lane as u32,
+                                index as u32,
+                                warp_count as u32,
+                                thread,
+                                block_index,
+                                env,
+                            );
+                        }
+                    }
                 }
             }
         }
@@ -347,44 +349,37 @@ fn lanes_mut(values: &mut [u64], reg: u32) -> &mut [u64] {
     &mut values[start..start + WARP_SIZE]
 }
 
-/// `dst = f(a)` on the active lanes.
+/// `dst = f(a)` on the active lanes. Lane `l` of the destination depends
+/// only on lane `l` of the sources, so a destination that is also a source
+/// is safe to update in place, lane by lane.
 #[inline(always)]
 fn map1(values: &mut [u64], dst: u32, a: u32, active: u32, f: impl Fn(u64) -> u64) {
-    let a = lanes(values, a);
-    let out = lanes_mut(values, dst);
-    if active == u32::MAX {
-        for (out, a) in out.iter_mut().zip(a) {
-            *out = f(a);
-        }
-    } else {
-        for (lane, (out, a)) in out.iter_mut().zip(a).enumerate() {
-            if active >> lane & 1 != 0 {
-                *out = f(a);
-            }
+    let (dst, a) = (dst as usize * WARP_SIZE, a as usize * WARP_SIZE);
+    let values = &mut values[..dst.max(a) + WARP_SIZE];
+    for lane in 0..WARP_SIZE {
+        if active >> lane & 1 != 0 {
+            values[dst + lane] = f(values[a + lane]);
         }
     }
 }
 
-/// `dst = f(a, b)` on the active lanes.
+/// `dst = f(a, b)` on the active lanes, in place as [`map1`].
 #[inline(always)]
 fn map2(values: &mut [u64], dst: u32, a: u32, b: u32, active: u32, f: impl Fn(u64, u64) -> u64) {
-    let a = lanes(values, a);
-    let b = lanes(values, b);
-    let out = lanes_mut(values, dst);
-    if active == u32::MAX {
-        for ((out, a), b) in out.iter_mut().zip(a).zip(b) {
-            *out = f(a, b);
-        }
-    } else {
-        for (lane, ((out, a), b)) in out.iter_mut().zip(a).zip(b).enumerate() {
-            if active >> lane & 1 != 0 {
-                *out = f(a, b);
-            }
+    let (dst, a, b) = (
+        dst as usize * WARP_SIZE,
+        a as usize * WARP_SIZE,
+        b as usize * WARP_SIZE,
+    );
+    let values = &mut values[..dst.max(a).max(b) + WARP_SIZE];
+    for lane in 0..WARP_SIZE {
+        if active >> lane & 1 != 0 {
+            values[dst + lane] = f(values[a + lane], values[b + lane]);
         }
     }
 }
 
-/// `dst = f(a, b, c)` on the active lanes.
+/// `dst = f(a, b, c)` on the active lanes, in place as [`map1`].
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn map3(
@@ -396,19 +391,16 @@ fn map3(
     active: u32,
     f: impl Fn(u64, u64, u64) -> u64,
 ) {
-    let a = lanes(values, a);
-    let b = lanes(values, b);
-    let c = lanes(values, c);
-    let out = lanes_mut(values, dst);
-    if active == u32::MAX {
-        for (((out, a), b), c) in out.iter_mut().zip(a).zip(b).zip(c) {
-            *out = f(a, b, c);
-        }
-    } else {
-        for (lane, (((out, a), b), c)) in out.iter_mut().zip(a).zip(b).zip(c).enumerate() {
-            if active >> lane & 1 != 0 {
-                *out = f(a, b, c);
-            }
+    let (dst, a, b, c) = (
+        dst as usize * WARP_SIZE,
+        a as usize * WARP_SIZE,
+        b as usize * WARP_SIZE,
+        c as usize * WARP_SIZE,
+    );
+    let values = &mut values[..dst.max(a).max(b).max(c) + WARP_SIZE];
+    for lane in 0..WARP_SIZE {
+        if active >> lane & 1 != 0 {
+            values[dst + lane] = f(values[a + lane], values[b + lane], values[c + lane]);
         }
     }
 }
@@ -1034,7 +1026,7 @@ fn memory_access(
             continue;
         }
         let address = lane_address(&warp.values, addr, lane);
-        if address % u64::from(total) != 0 {
+        if address & (u64::from(total) - 1) != 0 {
             return Err(fault(
                 FaultKind::Misaligned {
                     space,
@@ -1053,8 +1045,7 @@ fn memory_access(
             }
             Target::Global(address) => {
                 global_lanes |= 1 << lane;
-                state.sectors.push(address >> 5);
-                state.sectors.push((address + u64::from(total) - 1) >> 5);
+                push_sectors(&mut state.sectors, address, total);
             }
             _ => {}
         }
@@ -1161,6 +1152,20 @@ fn memory_access(
     Ok(())
 }
 
+/// Records the 32-byte sectors an access touches. Neighbouring lanes usually
+/// touch the same sector, so repeats of the last one are dropped at once and
+/// the final sort has little left to do.
+#[inline(always)]
+fn push_sectors(sectors: &mut Vec<u64>, address: u64, size: u32) {
+    let first = address >> 5;
+    let last = (address + u64::from(size) - 1) >> 5;
+    for sector in first..=last {
+        if sectors.last() != Some(&sector) {
+            sectors.push(sector);
+        }
+    }
+}
+
 fn record_wavefronts(counters: &mut InstrStats, verdict: warpsim_banks::Wavefronts) {
     counters.wavefronts += u64::from(verdict.wavefronts);
     counters.ideal_wavefronts += u64::from(verdict.ideal);
@@ -1234,7 +1239,7 @@ fn atomic(
             continue;
         }
         let address = lane_address(&warp.values, addr, lane);
-        if address % u64::from(size) != 0 {
+        if address & (u64::from(size) - 1) != 0 {
             return Err(fault(
                 FaultKind::Misaligned {
                     space,
@@ -1269,7 +1274,7 @@ fn atomic(
                 old
             }
             Target::Global(address) => {
-                state.sectors.push(address >> 5);
+                push_sectors(&mut state.sectors, address, size);
                 env.global
                     .atomic(address, size, |old| {
                         atomic_update(op, ty, old, operand, swap) & mask

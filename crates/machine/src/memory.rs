@@ -165,20 +165,32 @@ pub fn size_mask(size: u32) -> u64 {
     }
 }
 
-/// Reads `size` little-endian bytes at `offset` of a byte array.
-#[inline]
+/// Reads `size` (1, 2, 4 or 8) little-endian bytes at `offset` of a byte
+/// array. Each size has its own fixed-width load: a copy of variable length
+/// would call `memmove` on the interpreter's hottest path.
+#[inline(always)]
 pub fn read_bytes(bytes: &[u8], offset: usize, size: u32) -> Option<u64> {
     let slice = bytes.get(offset..offset.checked_add(size as usize)?)?;
-    let mut word = [0u8; 8];
-    word[..slice.len()].copy_from_slice(slice);
-    Some(u64::from_le_bytes(word))
+    Some(match *slice {
+        [a] => u64::from(a),
+        [a, b] => u64::from(u16::from_le_bytes([a, b])),
+        [a, b, c, d] => u64::from(u32::from_le_bytes([a, b, c, d])),
+        [a, b, c, d, e, f, g, h] => u64::from_le_bytes([a, b, c, d, e, f, g, h]),
+        _ => return None,
+    })
 }
 
-/// Writes the low `size` bytes of `value` at `offset`, little-endian.
-#[inline]
+/// Writes the low `size` (1, 2, 4 or 8) bytes of `value` at `offset`, little-endian.
+#[inline(always)]
 pub fn write_bytes(bytes: &mut [u8], offset: usize, size: u32, value: u64) -> Option<()> {
     let slice = bytes.get_mut(offset..offset.checked_add(size as usize)?)?;
-    slice.copy_from_slice(&value.to_le_bytes()[..size as usize]);
+    match size {
+        1 => slice.copy_from_slice(&(value as u8).to_le_bytes()),
+        2 => slice.copy_from_slice(&(value as u16).to_le_bytes()),
+        4 => slice.copy_from_slice(&(value as u32).to_le_bytes()),
+        8 => slice.copy_from_slice(&value.to_le_bytes()),
+        _ => return None,
+    }
     Some(())
 }
 
