@@ -271,34 +271,41 @@ impl BankArbiter {
         while phase_start < WARP_LANES {
             let phase_lanes = active & phase_lane_mask(phase_start, lanes_per_phase);
             if phase_lanes != 0 {
-                wavefronts += self.phase_wavefronts(merge, size, phase_lanes, addresses);
+                wavefronts +=
+                    self.phase_wavefronts(merge, size, phase_start, phase_lanes, addresses);
             }
             phase_start += lanes_per_phase;
         }
         Wavefronts { wavefronts, ideal }
     }
 
-    /// Counts the wavefronts of one phase, given the non-empty mask of its active lanes.
+    /// Counts the wavefronts of one phase, given its first lane and the non-empty mask of its
+    /// active lanes (as a mask over the whole warp).
     #[inline]
     fn phase_wavefronts(
         &mut self,
         merge: bool,
         size: u32,
+        phase_start: u32,
         lanes: u32,
         addresses: &[u32; 32],
     ) -> u32 {
-        if self.phase_fits_one_wavefront(merge, size, lanes, addresses) {
+        // The fast path looks only at the lanes from the phase's first lane to its last
+        // active lane, with the mask shifted to match.
+        let phase_end = WARP_LANES - lanes.leading_zeros();
+        let phase_addresses = &addresses[phase_start as usize..phase_end as usize];
+        if self.phase_fits_one_wavefront(merge, size, lanes >> phase_start, phase_addresses) {
             return 1;
         }
 
-        let generation = self.generation.max(1);
+        let generation = self.next_generation();
         let mut busiest_bank = 0;
         let mut remaining = lanes;
         while remaining != 0 {
             let lane = remaining.trailing_zeros() as usize;
             remaining &= remaining - 1;
             let (first_word, last_word) = self.word_span(addresses[lane], size);
-            for word in first_word..=last_word {
+            for word in first_word..last_word + 1 {
                 // A word already asked of its bank in this phase is served by the same
                 // wavefront, unless the access is an atomic, where every lane stands alone.
                 if merge && !self.insert_word(word, generation) {
@@ -310,39 +317,49 @@ impl BankArbiter {
         busiest_bank
     }
 
-    /// The fast path of a phase: says whether the phase certainly needs exactly one wavefront,
-    /// either because no two touched words lie in the same bank, or because every lane of a
-    /// merging access touches the same single word. When it says no, the full count decides.
+    /// The fast path of a phase: says whether the phase certainly needs exactly one wavefront.
+    /// When it says no, the full count decides, so it only has to be right when it says yes.
+    /// `addresses[i]` belongs to the lane of bit `i` of `lanes`, a non-empty mask.
+    ///
+    /// It judges naturally aligned accesses only, because their words are easy to place: an
+    /// aligned access of `size` bytes covers `max(1, size / bank_width_bytes)` consecutive
+    /// words starting at a multiple of that count, so with at least that many banks its words
+    /// lie in distinct, consecutive banks that never wrap around the last bank. The phase then
+    /// needs one wavefront when every active lane of a merging access names the same address,
+    /// or when no two lanes touch the same bank, which is exactly when the union of the lanes'
+    /// bank bits has one bit per word touched. The loop visits every lane of the slice without
+    /// branching on whether it is active, so that it stays short and predictable.
     #[inline]
     fn phase_fits_one_wavefront(
         &self,
         merge: bool,
         size: u32,
         lanes: u32,
-        addresses: &[u32; 32],
+        addresses: &[u32],
     ) -> bool {
-        let uniform_word = addresses[lanes.trailing_zeros() as usize] >> self.width_shift;
-        let mut uniform = merge;
-        let mut banks_distinct = true;
-        let mut banks_seen = 0u64;
-        let mut remaining = lanes;
-        while remaining != 0 && (uniform || banks_distinct) {
-            let lane = remaining.trailing_zeros() as usize;
-            remaining &= remaining - 1;
-            let (first_word, last_word) = self.word_span(addresses[lane], size);
-            uniform &= first_word == uniform_word && last_word == uniform_word;
-            if banks_distinct {
-                for word in first_word..=last_word {
-                    let bank_bit = 1u64 << (word & self.bank_mask);
-                    if banks_seen & bank_bit != 0 {
-                        banks_distinct = false;
-                        break;
-                    }
-                    banks_seen |= bank_bit;
-                }
-            }
+        let words_per_access = (size >> self.width_shift).max(1);
+        if words_per_access > self.config.banks {
+            return false;
         }
-        uniform || banks_distinct
+        let access_bank_bits = (1u64 << words_per_access) - 1;
+        let first_address = addresses[lanes.trailing_zeros() as usize];
+        let mut address_bits = 0u32;
+        let mut banks_seen = 0u64;
+        let mut uniform = true;
+        for (lane, &address) in addresses.iter().enumerate() {
+            let active = lanes & (1u32 << lane) != 0;
+            let first_bank = (address >> self.width_shift) & self.bank_mask;
+            address_bits |= if active { address } else { 0 };
+            banks_seen |= if active {
+                access_bank_bits << first_bank
+            } else {
+                0
+            };
+            uniform &= !active || address == first_address;
+        }
+        let aligned = address_bits & (size - 1) == 0;
+        let banks_distinct = banks_seen.count_ones() == lanes.count_ones() * words_per_access;
+        aligned && ((merge && uniform) || banks_distinct)
     }
 
     /// The first and last word touched by an access of `size` bytes at `address`.

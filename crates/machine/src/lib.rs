@@ -59,6 +59,7 @@ pub fn validate_launch(
     launch: &Launch,
     config: &MachineConfig,
 ) -> Result<(), LaunchError> {
+    config.validate().map_err(LaunchError::new)?;
     let device = &config.device;
     for (axis, (&block, &limit)) in ["x", "y", "z"]
         .iter()
