@@ -4,8 +4,9 @@
 //! 64-bit lane with the upper bits zero; every function here keeps that form.
 //!
 //! Where PTX leaves a result unspecified (integer division by zero), the
-//! result is what NVIDIA hardware returns: all ones for the quotient, the
-//! dividend for the remainder.
+//! result is what NVIDIA hardware returns: all ones for the quotient and for
+//! the remainder, signed or unsigned, 32 or 64 bits (measured on an H100 with
+//! `div`/`rem` in inline PTX and a zero divisor read at run time).
 
 use warpsim_ir::{CmpOp, Rounding};
 
@@ -84,7 +85,7 @@ pub fn int_div(a: u64, b: u64, ty: IntType) -> u64 {
 pub fn int_rem(a: u64, b: u64, ty: IntType) -> u64 {
     let mask = width_mask(ty.bits);
     if b & mask == 0 {
-        return a & mask;
+        return mask;
     }
     let remainder = if ty.signed {
         let (a, b) = (sign_extend(a, ty.bits), sign_extend(b, ty.bits));
@@ -200,28 +201,54 @@ pub fn f32_bits(value: f32) -> u64 {
 /// `fma.rn.f32` with a single rounding. The product of two floats is exact in
 /// `f64`, so `a*b + c` in `f64` differs from the exact sum by one rounding; a
 /// second rounding to `f32` is then correct unless the `f64` result sits
-/// exactly halfway between two `f32` values, which the bit test below detects
-/// (the approach of musl's `fmaf`). That rare case falls back to the library.
+/// exactly halfway between two `f32` values, or is an `f32` subnormal (which
+/// rounds at a coarser bit). [`fma_f32_needs_fallback`] detects both (the
+/// approach of musl's `fmaf`); those rare lanes use the library's `fmaf`.
 #[inline(always)]
 pub fn fma_f32(a: f32, b: f32, c: f32) -> f32 {
-    let wide = f64::from(a) * f64::from(b) + f64::from(c);
-    let bits = wide.to_bits();
-    // The 29 bits below an f32 mantissa: exactly 1000...0 marks a halfway case.
-    if bits & 0x1fff_ffff != 0x1000_0000 || !wide.is_finite() {
-        return wide as f32;
+    let wide = fma_f32_wide(a, b, c);
+    if fma_f32_needs_fallback(wide) {
+        a.mul_add(b, c)
+    } else {
+        wide as f32
     }
-    a.mul_add(b, c)
 }
 
-/// PTX `min`/`max` return the other operand when one is NaN.
+/// The `f64` value of `a*b + c`, rounded once.
+#[inline(always)]
+pub fn fma_f32_wide(a: f32, b: f32, c: f32) -> f64 {
+    f64::from(a) * f64::from(b) + f64::from(c)
+}
+
+/// Whether rounding `wide` to `f32` could differ from rounding `a*b + c` once.
+#[inline(always)]
+pub fn fma_f32_needs_fallback(wide: f64) -> bool {
+    // The 29 bits below an f32 mantissa: exactly 1000...0 marks a halfway case.
+    let halfway = wide.to_bits() & 0x1fff_ffff == 0x1000_0000;
+    let subnormal = wide != 0.0 && wide.abs() < f64::from(f32::MIN_POSITIVE);
+    halfway || subnormal
+}
+
+/// PTX `min`/`max` return the other operand when one is NaN, and order -0
+/// below +0 whatever the operand order (measured on an H100); Rust's `min`
+/// and `max` may return either zero.
 #[inline(always)]
 pub fn f32_min(a: f32, b: f32) -> f32 {
-    a.min(b)
+    if a == b {
+        // Equal values have equal bits, except +0 and -0: -0 wins.
+        f32::from_bits(a.to_bits() | b.to_bits())
+    } else {
+        a.min(b)
+    }
 }
 
 #[inline(always)]
 pub fn f32_max(a: f32, b: f32) -> f32 {
-    a.max(b)
+    if a == b {
+        f32::from_bits(a.to_bits() & b.to_bits())
+    } else {
+        a.max(b)
+    }
 }
 
 /// Compares two values of type `ty`.
@@ -517,6 +544,8 @@ mod tests {
             (0.1, 0.2, 0.3),
             (1.0001, 1.0001, -1.0002),
             (3.0e38, 2.0, -3.0e38),
+            (1.0e-20, 1.0e-20, 1.0e-39),
+            (f32::MIN_POSITIVE, 0.5, f32::from_bits(1)),
         ];
         for (a, b, c) in cases {
             assert_eq!(

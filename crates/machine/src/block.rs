@@ -39,6 +39,9 @@ pub struct LaunchEnv<'a> {
 /// Runs blocks one after another, reusing its allocations; one per host thread.
 pub struct BlockRunner<'a> {
     env: &'a LaunchEnv<'a>,
+    /// The host CPU has AVX2 and FMA (see [`BlockRunner::run_warp`]).
+    #[cfg(target_arch = "x86_64")]
+    has_avx2_fma: bool,
     warps: Vec<Warp>,
     state: BlockState,
 }
@@ -72,11 +75,18 @@ enum Target {
 impl<'a> BlockRunner<'a> {
     pub fn new(env: &'a LaunchEnv<'a>) -> BlockRunner<'a> {
         let threads = env.block_dim.iter().product::<u32>() as usize;
-        let shared_bytes =
-            env.program.dynamic_shared_offset as usize + env.dynamic_shared_bytes as usize;
-        let shared_bytes = shared_bytes.max(env.program.static_shared_bytes as usize);
+        // Without dynamic shared memory the window ends with the static
+        // variables, not at the (aligned) start of the empty dynamic part.
+        let shared_bytes = if env.dynamic_shared_bytes == 0 {
+            env.program.static_shared_bytes as usize
+        } else {
+            env.program.dynamic_shared_offset as usize + env.dynamic_shared_bytes as usize
+        };
         BlockRunner {
             env,
+            #[cfg(target_arch = "x86_64")]
+            has_avx2_fma: std::arch::is_x86_feature_detected!("avx2")
+                && std::arch::is_x86_feature_detected!("fma"),
             warps: Vec::new(),
             state: BlockState {
                 block_index: [0; 3],
@@ -238,7 +248,33 @@ impl<'a> BlockRunner<'a> {
 
     /// Runs warp `warp_index` for up to a quantum; returns how many
     /// instructions it executed (0: it is blocked or finished).
+    ///
+    /// The interpreter loop is compiled twice: for the baseline instruction
+    /// set, and with AVX2 and FMA for hosts that have them (checked once, at
+    /// run time). The lane loops vectorise far better with AVX2, and hardware
+    /// FMA gives `fma.rn.f32` its single rounding directly.
     fn run_warp(&mut self, warp_index: usize) -> Result<u32, ExecError> {
+        #[cfg(target_arch = "x86_64")]
+        if self.has_avx2_fma {
+            // SAFETY: `has_avx2_fma` is set only when the running CPU reports
+            // AVX2 and FMA (`BlockRunner::new`), the one requirement of a
+            // `target_feature` function.
+            return unsafe { self.run_warp_avx2_fma(warp_index) };
+        }
+        self.run_warp_with::<false>(warp_index)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn run_warp_avx2_fma(&mut self, warp_index: usize) -> Result<u32, ExecError> {
+        self.run_warp_with::<true>(warp_index)
+    }
+
+    #[inline(always)]
+    fn run_warp_with<const HARDWARE_FMA: bool>(
+        &mut self,
+        warp_index: usize,
+    ) -> Result<u32, ExecError> {
         let env = self.env;
         let program = env.program;
         let limit = env.config.limits.max_warp_instructions_per_block;
@@ -264,7 +300,7 @@ impl<'a> BlockRunner<'a> {
             if state.instructions > limit {
                 return Err(self.hang_error(FaultKind::InstructionLimit { limit }));
             }
-            match execute(env, warp, state, path_index, pc, active) {
+            match execute::<HARDWARE_FMA>(env, warp, state, path_index, pc, active) {
                 Ok(()) => {}
                 Err(fault) => {
                     let (kind, lane) = *fault;
@@ -351,10 +387,19 @@ fn lanes_mut(values: &mut [u64], reg: u32) -> &mut [u64] {
 
 /// `dst = f(a)` on the active lanes. Lane `l` of the destination depends
 /// only on lane `l` of the sources, so a destination that is also a source
-/// is safe to update in place, lane by lane.
+/// can be updated lane by lane. With every lane active (the common case) the
+/// result goes through a local array so the loop has no aliasing and vectorises.
 #[inline(always)]
 fn map1(values: &mut [u64], dst: u32, a: u32, active: u32, f: impl Fn(u64) -> u64) {
     let (dst, a) = (dst as usize * WARP_SIZE, a as usize * WARP_SIZE);
+    if active == u32::MAX {
+        let mut out = [0u64; WARP_SIZE];
+        for (out, &x) in out.iter_mut().zip(&values[a..a + WARP_SIZE]) {
+            *out = f(x);
+        }
+        values[dst..dst + WARP_SIZE].copy_from_slice(&out);
+        return;
+    }
     let values = &mut values[..dst.max(a) + WARP_SIZE];
     for lane in 0..WARP_SIZE {
         if active >> lane & 1 != 0 {
@@ -363,7 +408,7 @@ fn map1(values: &mut [u64], dst: u32, a: u32, active: u32, f: impl Fn(u64) -> u6
     }
 }
 
-/// `dst = f(a, b)` on the active lanes, in place as [`map1`].
+/// `dst = f(a, b)` on the active lanes, as [`map1`].
 #[inline(always)]
 fn map2(values: &mut [u64], dst: u32, a: u32, b: u32, active: u32, f: impl Fn(u64, u64) -> u64) {
     let (dst, a, b) = (
@@ -371,6 +416,15 @@ fn map2(values: &mut [u64], dst: u32, a: u32, b: u32, active: u32, f: impl Fn(u6
         a as usize * WARP_SIZE,
         b as usize * WARP_SIZE,
     );
+    if active == u32::MAX {
+        let mut out = [0u64; WARP_SIZE];
+        let (a, b) = (&values[a..a + WARP_SIZE], &values[b..b + WARP_SIZE]);
+        for ((out, &x), &y) in out.iter_mut().zip(a).zip(b) {
+            *out = f(x, y);
+        }
+        values[dst..dst + WARP_SIZE].copy_from_slice(&out);
+        return;
+    }
     let values = &mut values[..dst.max(a).max(b) + WARP_SIZE];
     for lane in 0..WARP_SIZE {
         if active >> lane & 1 != 0 {
@@ -379,7 +433,7 @@ fn map2(values: &mut [u64], dst: u32, a: u32, b: u32, active: u32, f: impl Fn(u6
     }
 }
 
-/// `dst = f(a, b, c)` on the active lanes, in place as [`map1`].
+/// `dst = f(a, b, c)` on the active lanes, as [`map1`].
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn map3(
@@ -397,6 +451,19 @@ fn map3(
         b as usize * WARP_SIZE,
         c as usize * WARP_SIZE,
     );
+    if active == u32::MAX {
+        let mut out = [0u64; WARP_SIZE];
+        let (a, b, c) = (
+            &values[a..a + WARP_SIZE],
+            &values[b..b + WARP_SIZE],
+            &values[c..c + WARP_SIZE],
+        );
+        for (((out, &x), &y), &z) in out.iter_mut().zip(a).zip(b).zip(c) {
+            *out = f(x, y, z);
+        }
+        values[dst..dst + WARP_SIZE].copy_from_slice(&out);
+        return;
+    }
     let values = &mut values[..dst.max(a).max(b).max(c) + WARP_SIZE];
     for lane in 0..WARP_SIZE {
         if active >> lane & 1 != 0 {
@@ -405,17 +472,68 @@ fn map3(
     }
 }
 
-/// Sets the predicate bits of the active lanes from `f(lane)`.
+/// The lanes where `test(lane)` holds, as a mask.
 #[inline(always)]
-fn set_pred(preds: &mut [u32], dst: u32, active: u32, f: impl Fn(usize) -> bool) {
-    let mut bits = 0u32;
+fn lane_mask(test: impl Fn(usize) -> bool) -> u32 {
+    let mut mask = 0u32;
     for lane in 0..WARP_SIZE {
-        if active >> lane & 1 != 0 && f(lane) {
-            bits |= 1 << lane;
-        }
+        mask |= u32::from(test(lane)) << lane;
     }
-    let pred = &mut preds[dst as usize];
-    *pred = (*pred & !active) | bits;
+    mask
+}
+
+/// Both operands of a comparison as order-preserving unsigned keys.
+#[inline(always)]
+fn order_keys(
+    a: &[u64; WARP_SIZE],
+    b: &[u64; WARP_SIZE],
+    key: impl Fn(u64) -> u64,
+) -> ([u64; WARP_SIZE], [u64; WARP_SIZE]) {
+    let (mut x, mut y) = ([0u64; WARP_SIZE], [0u64; WARP_SIZE]);
+    for lane in 0..WARP_SIZE {
+        x[lane] = key(a[lane]);
+        y[lane] = key(b[lane]);
+    }
+    (x, y)
+}
+
+/// `setp` over a whole warp: the comparison is chosen once, outside the lane
+/// loop. Integers become order-preserving unsigned keys (signed values with
+/// their sign bit flipped), so six loops serve every integer type.
+#[inline(always)]
+fn compare_lanes(
+    cmp: warpsim_ir::CmpOp,
+    ty: NumberType,
+    a: &[u64; WARP_SIZE],
+    b: &[u64; WARP_SIZE],
+) -> u32 {
+    use warpsim_ir::CmpOp::*;
+    match ty {
+        NumberType::Int(int) => {
+            let signed = int.signed && !cmp.is_unsigned_only();
+            let (x, y) = match (signed, int.bits) {
+                // 32-bit integers, the common case: flipping the sign bit of the
+                // low word orders signed values as unsigned ones.
+                (true, 32) => order_keys(a, b, |value| u64::from(value as u32 ^ 0x8000_0000)),
+                (false, 32) => order_keys(a, b, |value| value & 0xffff_ffff),
+                (true, bits) => {
+                    order_keys(a, b, |value| (sign_extend(value, bits) as u64) ^ (1 << 63))
+                }
+                (false, bits) => order_keys(a, b, |value| value & width_mask(bits)),
+            };
+            match cmp {
+                Eq | Equ => lane_mask(|l| x[l] == y[l]),
+                Ne | Neu => lane_mask(|l| x[l] != y[l]),
+                Lt | Ltu | Lo => lane_mask(|l| x[l] < y[l]),
+                Le | Leu | Ls => lane_mask(|l| x[l] <= y[l]),
+                Gt | Gtu | Hi => lane_mask(|l| x[l] > y[l]),
+                Ge | Geu | Hs => lane_mask(|l| x[l] >= y[l]),
+                Num => u32::MAX,
+                Nan => 0,
+            }
+        }
+        NumberType::Float(_) => lane_mask(|lane| arith::compare(cmp, ty, a[lane], b[lane])),
+    }
 }
 
 /// The first active lane's value of a register: operands that must be warp-uniform.
@@ -424,8 +542,9 @@ fn uniform_value(values: &[u64], reg: u32, active: u32) -> u64 {
 }
 
 /// Executes the instruction at `pc` for the active lanes of path `path_index`.
+/// `HARDWARE_FMA`: the caller is compiled with the FMA instruction set.
 #[inline(always)]
-fn execute(
+fn execute<const HARDWARE_FMA: bool>(
     env: &LaunchEnv,
     warp: &mut Warp,
     state: &mut BlockState,
@@ -536,6 +655,53 @@ fn execute(
             arith::int_mad(mode, x, y, z, ty)
         }),
         Kind::Fma { ty, dst, a, b, c } => match ty {
+            // With the FMA instruction set, `mul_add` is one correctly rounded instruction.
+            FloatType::F32 if HARDWARE_FMA => map3(values, dst, a, b, c, active, |x, y, z| {
+                f32_bits(f32_of(x).mul_add(f32_of(y), f32_of(z)))
+            }),
+            // All lanes first through `f64` in one branch-free (vectorisable)
+            // pass, then the rare lanes where that could round differently again.
+            FloatType::F32 if active == u32::MAX => {
+                let (a, b, c) = (
+                    a as usize * WARP_SIZE,
+                    b as usize * WARP_SIZE,
+                    c as usize * WARP_SIZE,
+                );
+                let mut wide = [0f64; WARP_SIZE];
+                for (lane, wide) in wide.iter_mut().enumerate() {
+                    *wide = arith::fma_f32_wide(
+                        f32_of(values[a + lane]),
+                        f32_of(values[b + lane]),
+                        f32_of(values[c + lane]),
+                    );
+                }
+                let mut fallback = 0u32;
+                for (lane, &wide) in wide.iter().enumerate() {
+                    fallback |= u32::from(arith::fma_f32_needs_fallback(wide)) << lane;
+                }
+                // The rare lanes are recomputed before any lane of `dst` is
+                // written, since `dst` may be one of the sources.
+                let mut exact = [0f32; WARP_SIZE];
+                let mut pending = fallback;
+                while pending != 0 {
+                    let lane = pending.trailing_zeros() as usize;
+                    exact[lane] = arith::fma_f32(
+                        f32_of(values[a + lane]),
+                        f32_of(values[b + lane]),
+                        f32_of(values[c + lane]),
+                    );
+                    pending &= pending - 1;
+                }
+                let out = lanes_mut(values, dst);
+                for (lane, out) in out.iter_mut().enumerate() {
+                    let value = if fallback >> lane & 1 != 0 {
+                        exact[lane]
+                    } else {
+                        wide[lane] as f32
+                    };
+                    *out = f32_bits(value);
+                }
+            }
             FloatType::F32 => map3(values, dst, a, b, c, active, |x, y, z| {
                 f32_bits(arith::fma_f32(f32_of(x), f32_of(y), f32_of(z)))
             }),
@@ -555,24 +721,17 @@ fn execute(
         } => {
             let a = lanes(values, a);
             let b = lanes(values, b);
-            let combine_bits = combine.map(|(op, pred, negated)| {
-                let bits = warp.preds[pred as usize];
-                (op, if negated { !bits } else { bits })
-            });
-            set_pred(&mut warp.preds, dst, active, |lane| {
-                let result = arith::compare(cmp, ty, a[lane], b[lane]);
-                match combine_bits {
-                    None => result,
-                    Some((op, bits)) => {
-                        let other = bits >> lane & 1 != 0;
-                        match op {
-                            BoolOp::And => result && other,
-                            BoolOp::Or => result || other,
-                            BoolOp::Xor => result != other,
-                        }
-                    }
-                }
-            });
+            let mut result = compare_lanes(cmp, ty, &a, &b);
+            if let Some((op, pred, negated)) = combine {
+                let other = warp.preds[pred as usize] ^ if negated { u32::MAX } else { 0 };
+                result = match op {
+                    BoolOp::And => result & other,
+                    BoolOp::Or => result | other,
+                    BoolOp::Xor => result ^ other,
+                };
+            }
+            let pred = &mut warp.preds[dst as usize];
+            *pred = (*pred & !active) | (result & active);
         }
         Kind::Selp {
             dst,
@@ -838,6 +997,26 @@ fn exit_lanes(warp: &mut Warp, state: &mut BlockState, lanes: u32) {
     state.live_threads -= lanes.count_ones();
     for barrier in &mut state.barriers {
         barrier.try_complete(state.live_threads);
+    }
+    // Nor at a `bar.warp.sync`: paths waiting only for these lanes move on.
+    let live = warp.live();
+    for index in 0..warp.paths.len() {
+        let PathWait::WarpSync { mask } = warp.paths[index].wait else {
+            continue;
+        };
+        let arrived = warp
+            .paths
+            .iter()
+            .filter(|other| other.wait == PathWait::WarpSync { mask })
+            .fold(0, |arrived, other| arrived | other.mask);
+        if mask & live & !arrived == 0 {
+            for other in &mut warp.paths {
+                if other.wait == (PathWait::WarpSync { mask }) {
+                    other.wait = PathWait::Ready;
+                    other.pc += 1;
+                }
+            }
+        }
     }
 }
 

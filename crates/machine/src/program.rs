@@ -394,6 +394,16 @@ impl Program {
             kind: Kind::Exit,
         });
         locations.push(kernel.instrs.last().map_or(kernel.loc, |instr| instr.loc));
+        tracing::debug!(
+            kernel = %kernel.name,
+            instructions = code.len(),
+            value_registers = lowerer.value_regs,
+            predicate_registers = pred_regs,
+            hidden_registers = lowerer.warp_inits.len(),
+            static_shared_bytes = layout.static_shared_bytes,
+            local_bytes_per_thread = layout.local_bytes,
+            "lowered"
+        );
         Ok(Program {
             kernel_name: kernel.name.clone(),
             code,
