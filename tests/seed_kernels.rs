@@ -5,7 +5,8 @@
 
 mod support;
 
-use support::{f32s, f64s, i32s, repo_root, run_program, u32s, Totals};
+use support::{f32s, f64s, i32s, repo_root, run_program, u32s};
+use warpsim_driver::report::Totals;
 
 /// One row of the measured table: shared loads and stores as
 /// (instructions executed, wavefronts, bank conflicts).
@@ -18,18 +19,66 @@ struct HardwareRow {
 /// The table of bank-rules.md, transcribed. These numbers were measured on an
 /// H200; the simulator must compute them.
 const MEASURED_ON_H200: [HardwareRow; 12] = [
-    HardwareRow { program: "seed/seed1_noconflict", loads: (2, 2, 0), stores: (2, 2, 0) },
-    HardwareRow { program: "seed/seed1_st_conflict", loads: (2, 2, 0), stores: (2, 4, 2) },
-    HardwareRow { program: "seed/seed1_ld_conflict", loads: (1, 2, 1), stores: (2, 2, 0) },
-    HardwareRow { program: "seed/setRowReadRow", loads: (32, 32, 0), stores: (32, 32, 0) },
-    HardwareRow { program: "seed/setColReadCol", loads: (32, 1024, 992), stores: (32, 1024, 992) },
-    HardwareRow { program: "seed/setRowReadCol", loads: (32, 1024, 992), stores: (32, 32, 0) },
-    HardwareRow { program: "seed/setRowReadColDyn", loads: (32, 1024, 992), stores: (32, 32, 0) },
-    HardwareRow { program: "seed/setRowReadColPad", loads: (32, 32, 0), stores: (32, 32, 0) },
-    HardwareRow { program: "seed/transposeSmemF", loads: (128, 4096, 3968), stores: (128, 128, 0) },
-    HardwareRow { program: "seed/transposePadF", loads: (128, 128, 0), stores: (128, 128, 0) },
-    HardwareRow { program: "seed/transposeSmemD", loads: (128, 4096, 3840), stores: (128, 256, 0) },
-    HardwareRow { program: "seed/transposePadD", loads: (128, 256, 0), stores: (128, 256, 0) },
+    HardwareRow {
+        program: "seed/seed1_noconflict",
+        loads: (2, 2, 0),
+        stores: (2, 2, 0),
+    },
+    HardwareRow {
+        program: "seed/seed1_st_conflict",
+        loads: (2, 2, 0),
+        stores: (2, 4, 2),
+    },
+    HardwareRow {
+        program: "seed/seed1_ld_conflict",
+        loads: (1, 2, 1),
+        stores: (2, 2, 0),
+    },
+    HardwareRow {
+        program: "seed/setRowReadRow",
+        loads: (32, 32, 0),
+        stores: (32, 32, 0),
+    },
+    HardwareRow {
+        program: "seed/setColReadCol",
+        loads: (32, 1024, 992),
+        stores: (32, 1024, 992),
+    },
+    HardwareRow {
+        program: "seed/setRowReadCol",
+        loads: (32, 1024, 992),
+        stores: (32, 32, 0),
+    },
+    HardwareRow {
+        program: "seed/setRowReadColDyn",
+        loads: (32, 1024, 992),
+        stores: (32, 32, 0),
+    },
+    HardwareRow {
+        program: "seed/setRowReadColPad",
+        loads: (32, 32, 0),
+        stores: (32, 32, 0),
+    },
+    HardwareRow {
+        program: "seed/transposeSmemF",
+        loads: (128, 4096, 3968),
+        stores: (128, 128, 0),
+    },
+    HardwareRow {
+        program: "seed/transposePadF",
+        loads: (128, 128, 0),
+        stores: (128, 128, 0),
+    },
+    HardwareRow {
+        program: "seed/transposeSmemD",
+        loads: (128, 4096, 3840),
+        stores: (128, 256, 0),
+    },
+    HardwareRow {
+        program: "seed/transposePadD",
+        loads: (128, 256, 0),
+        stores: (128, 256, 0),
+    },
 ];
 
 fn shared_counts(totals: &Totals) -> ((u64, u64, u64), (u64, u64, u64)) {
@@ -86,7 +135,13 @@ fn seed1_kernels_copy_through_shared_memory() {
     let run = run_program("seed/seed1_st_conflict", None, 1);
     let a = i32s(&run.initial("a"));
     let expected: Vec<i32> = (0..64)
-        .map(|k| if k < 32 { a[2 * k] } else { a[2 * (k - 32) + 1] })
+        .map(|k| {
+            if k < 32 {
+                a[2 * k]
+            } else {
+                a[2 * (k - 32) + 1]
+            }
+        })
         .collect();
     assert_eq!(i32s(&run.buffer("c")), expected);
 
@@ -125,7 +180,11 @@ fn transposes_transpose() {
         let b = f32s(&run.buffer("B"));
         for row in 0..n {
             for column in 0..n {
-                assert_eq!(b[column * n + row].to_bits(), a[row * n + column].to_bits(), "{program}");
+                assert_eq!(
+                    b[column * n + row].to_bits(),
+                    a[row * n + column].to_bits(),
+                    "{program}"
+                );
             }
         }
     }
@@ -135,7 +194,11 @@ fn transposes_transpose() {
         let b = f64s(&run.buffer("B"));
         for row in 0..n {
             for column in 0..n {
-                assert_eq!(b[column * n + row].to_bits(), a[row * n + column].to_bits(), "{program}");
+                assert_eq!(
+                    b[column * n + row].to_bits(),
+                    a[row * n + column].to_bits(),
+                    "{program}"
+                );
             }
         }
     }
@@ -156,8 +219,14 @@ fn tiled_matrix_multiply_matches_the_host_bit_for_bit() {
     for row in 0..n {
         for column in 0..n {
             // The kernel accumulates with one fma per k, in k order.
-            let expected = (0..n).fold(0.0f32, |sum, k| a[row * n + k].mul_add(b[k * n + column], sum));
-            assert_eq!(c[row * n + column].to_bits(), expected.to_bits(), "C[{row}][{column}]");
+            let expected = (0..n).fold(0.0f32, |sum, k| {
+                a[row * n + k].mul_add(b[k * n + column], sum)
+            });
+            assert_eq!(
+                c[row * n + column].to_bits(),
+                expected.to_bits(),
+                "C[{row}][{column}]"
+            );
         }
     }
 }
@@ -176,7 +245,11 @@ fn reductions_sum_each_block() {
     let output = i32s(&run.buffer("out"));
     for (block, &sum) in output.iter().enumerate().take(1024) {
         let first = block as i64 * 256;
-        assert_eq!(i64::from(sum), (first..first + 256).sum::<i64>(), "block {block}");
+        assert_eq!(
+            i64::from(sum),
+            (first..first + 256).sum::<i64>(),
+            "block {block}"
+        );
     }
 }
 

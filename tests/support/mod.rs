@@ -4,7 +4,6 @@
 
 use std::path::{Path, PathBuf};
 
-pub use warpsim_driver::report::Totals;
 use warpsim_driver::Report;
 
 /// The repository's root directory.
@@ -45,8 +44,8 @@ fn find(buffers: &[(String, Vec<u8>)], name: &str) -> Vec<u8> {
 pub fn run_program(name: &str, config: Option<&Path>, host_threads: usize) -> ProgramRun {
     let launch = repo_root().join("programs").join(format!("{name}.toml"));
     let config = warpsim_driver::load_config(config).expect("the configuration loads");
-    let prepared = warpsim_driver::prepare(&launch, config)
-        .unwrap_or_else(|error| panic!("{name}: {error}"));
+    let prepared =
+        warpsim_driver::prepare(&launch, config).unwrap_or_else(|error| panic!("{name}: {error}"));
     let result = prepared
         .execute(host_threads)
         .unwrap_or_else(|error| panic!("{name}: {error}"));
@@ -59,19 +58,31 @@ pub fn run_program(name: &str, config: Option<&Path>, host_threads: usize) -> Pr
 }
 
 pub fn u32s(bytes: &[u8]) -> Vec<u32> {
-    bytes.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect()
+    bytes
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+        .collect()
 }
 
 pub fn i32s(bytes: &[u8]) -> Vec<i32> {
-    bytes.chunks_exact(4).map(|c| i32::from_le_bytes(c.try_into().unwrap())).collect()
+    bytes
+        .chunks_exact(4)
+        .map(|c| i32::from_le_bytes(c.try_into().unwrap()))
+        .collect()
 }
 
 pub fn f32s(bytes: &[u8]) -> Vec<f32> {
-    bytes.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect()
+    bytes
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect()
 }
 
 pub fn f64s(bytes: &[u8]) -> Vec<f64> {
-    bytes.chunks_exact(8).map(|c| f64::from_le_bytes(c.try_into().unwrap())).collect()
+    bytes
+        .chunks_exact(8)
+        .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+        .collect()
 }
 
 /// Rewrites expected-output files when `WARPSIM_BLESS=1`.

@@ -5,6 +5,14 @@ use std::path::Path;
 
 use warpsim_ir::{ScalarType, TypeKind};
 use warpsim_machine::memory::{buffer_base, MAX_BUFFER_BYTES};
+
+/// The largest buffer a launch file may ask for: well inside the simulated
+/// address map, and small enough to allocate on an ordinary host.
+const MAX_HOST_BUFFER_BYTES: u64 = if MAX_BUFFER_BYTES < 1 << 32 {
+    MAX_BUFFER_BYTES
+} else {
+    1 << 32
+};
 use warpsim_machine::program::ParamSlot;
 
 use crate::error::InputError;
@@ -60,8 +68,14 @@ pub fn initial_contents(
     let bytes_len = spec
         .len
         .checked_mul(spec.element.size())
-        .filter(|&bytes| bytes <= MAX_BUFFER_BYTES && bytes <= 1 << 34)
-        .ok_or_else(|| launch_error(format!("{} elements is too large", spec.len)))?;
+        .filter(|&bytes| bytes <= MAX_HOST_BUFFER_BYTES)
+        .ok_or_else(|| {
+            launch_error(format!(
+                "{} elements is more than the {} GiB a buffer may hold",
+                spec.len,
+                MAX_HOST_BUFFER_BYTES >> 30
+            ))
+        })?;
     if let Init::Table(TableInit::File(file)) = &spec.init {
         let path = base_dir.join(file);
         let bytes = std::fs::read(&path).map_err(|error| InputError::Io {

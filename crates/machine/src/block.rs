@@ -109,7 +109,7 @@ impl<'a> BlockRunner<'a> {
     }
 
     /// Runs one block to the end, or to its first fault.
-    pub fn run_block(&mut self, block_index: [u32; 3]) -> Result<(), ExecError> {
+    pub fn run_block(&mut self, block_index: [u32; 3]) -> Result<(), Box<ExecError>> {
         self.setup(block_index);
         self.state.stats.blocks_run += 1;
         loop {
@@ -127,7 +127,7 @@ impl<'a> BlockRunner<'a> {
                 return Ok(());
             }
             if !progressed {
-                return Err(self.hang_error(FaultKind::Deadlock));
+                return Err(Box::new(self.hang_error(FaultKind::Deadlock)));
             }
         }
     }
@@ -253,7 +253,7 @@ impl<'a> BlockRunner<'a> {
     /// set, and with AVX2 and FMA for hosts that have them (checked once, at
     /// run time). The lane loops vectorise far better with AVX2, and hardware
     /// FMA gives `fma.rn.f32` its single rounding directly.
-    fn run_warp(&mut self, warp_index: usize) -> Result<u32, ExecError> {
+    fn run_warp(&mut self, warp_index: usize) -> Result<u32, Box<ExecError>> {
         #[cfg(target_arch = "x86_64")]
         if self.has_avx2_fma {
             // SAFETY: `has_avx2_fma` is set only when the running CPU reports
@@ -266,7 +266,7 @@ impl<'a> BlockRunner<'a> {
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
-    unsafe fn run_warp_avx2_fma(&mut self, warp_index: usize) -> Result<u32, ExecError> {
+    unsafe fn run_warp_avx2_fma(&mut self, warp_index: usize) -> Result<u32, Box<ExecError>> {
         self.run_warp_with::<true>(warp_index)
     }
 
@@ -274,7 +274,7 @@ impl<'a> BlockRunner<'a> {
     fn run_warp_with<const HARDWARE_FMA: bool>(
         &mut self,
         warp_index: usize,
-    ) -> Result<u32, ExecError> {
+    ) -> Result<u32, Box<ExecError>> {
         let env = self.env;
         let program = env.program;
         let limit = env.config.limits.max_warp_instructions_per_block;
@@ -298,7 +298,9 @@ impl<'a> BlockRunner<'a> {
             executed += 1;
             state.instructions += 1;
             if state.instructions > limit {
-                return Err(self.hang_error(FaultKind::InstructionLimit { limit }));
+                return Err(Box::new(
+                    self.hang_error(FaultKind::InstructionLimit { limit }),
+                ));
             }
             match execute::<HARDWARE_FMA>(env, warp, state, path_index, pc, active) {
                 Ok(()) => {}
@@ -314,7 +316,7 @@ impl<'a> BlockRunner<'a> {
                         lane,
                         thread: thread_index(warp_number * 32 + lane, env.block_dim),
                     });
-                    return Err(error);
+                    return Err(Box::new(error));
                 }
             }
         }
@@ -1051,7 +1053,7 @@ fn barrier(
     let thread_count = match count {
         Some(reg) => {
             let value = uniform_value(&warp.values, reg, active);
-            if value == 0 || value % 32 != 0 || value > 1024 {
+            if value == 0 || !value.is_multiple_of(32) || value > 1024 {
                 return Err(fault(
                     FaultKind::InvalidBarrier {
                         message: format!(
@@ -1228,7 +1230,7 @@ fn memory_access(
             }
             _ => {}
         }
-        for element in 0..usize::from(count) {
+        for (element, &register) in registers.iter().enumerate().take(usize::from(count)) {
             let element_offset = (element as u32 * size) as u64;
             let out_of_bounds = || {
                 fault(
@@ -1250,7 +1252,7 @@ fn memory_access(
                     lane as u32,
                 )
             };
-            let reg = registers[element] as usize * WARP_SIZE + lane;
+            let reg = register as usize * WARP_SIZE + lane;
             if store {
                 let bits = warp.values[reg] & size_mask(size);
                 let written = match target {

@@ -182,7 +182,7 @@ pub fn run(
                             tracing::debug!(block = ?block_index, fault = ?error.kind, "block faulted");
                             let first = match first_error {
                                 Some(existing) if existing.0 <= linear => Some(existing),
-                                _ => Some((linear, error)),
+                                _ => Some((linear, *error)),
                             };
                             (runner, first, failed + 1)
                         }
