@@ -24,7 +24,11 @@ fn render(launch: &std::path::Path, host_threads: usize) -> (String, String) {
     let mut text = result.report.to_table();
     text.push('\n');
     for (name, bytes) in &result.buffers {
-        text.push_str(&format!("buffer {name}: {} bytes, fnv1a {:016x}\n", bytes.len(), digest(bytes)));
+        text.push_str(&format!(
+            "buffer {name}: {} bytes, fnv1a {:016x}\n",
+            bytes.len(),
+            digest(bytes)
+        ));
     }
     if let Some(failure) = &result.failure {
         text.push('\n');
@@ -36,7 +40,11 @@ fn render(launch: &std::path::Path, host_threads: usize) -> (String, String) {
 #[test]
 fn every_program_prints_its_expected_report() {
     let launches = launch_files();
-    assert!(launches.len() >= 17, "only {} programs found", launches.len());
+    assert!(
+        launches.len() >= 17,
+        "only {} programs found",
+        launches.len()
+    );
     let mut failures = Vec::new();
     for launch in &launches {
         let (text, _) = render(launch, 2);

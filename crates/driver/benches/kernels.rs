@@ -47,9 +47,11 @@ fn execute(c: &mut Criterion) {
             .warp_instructions;
         group.throughput(Throughput::Elements(warp_instructions));
         for threads in [1, 2] {
-            group.bench_with_input(BenchmarkId::new(kernel, threads), &threads, |b, &threads| {
-                b.iter(|| prepared.execute(threads).expect("it runs"))
-            });
+            group.bench_with_input(
+                BenchmarkId::new(kernel, threads),
+                &threads,
+                |b, &threads| b.iter(|| prepared.execute(threads).expect("it runs")),
+            );
         }
     }
     group.finish();
