@@ -229,6 +229,17 @@ pub fn fma_f32_needs_fallback(wide: f64) -> bool {
     halfway || subnormal
 }
 
+/// The register bits of an `f32` arithmetic result: NVIDIA GPUs return one
+/// canonical NaN, `0x7fffffff`, whatever NaN the operands held (measured on an H100).
+#[inline(always)]
+pub fn f32_result(value: f32) -> u64 {
+    if value.is_nan() {
+        0x7fff_ffff
+    } else {
+        f32_bits(value)
+    }
+}
+
 /// PTX `min`/`max` return the other operand when one is NaN, and order -0
 /// below +0 whatever the operand order (measured on an H100); Rust's `min`
 /// and `max` may return either zero.

@@ -8,9 +8,7 @@
 //! interleaving on every host.
 
 use warpsim_banks::{AccessKind, BankArbiter};
-use warpsim_ir::{
-    AtomOp, BarrierKind, BarrierReduction, BoolOp, ShuffleMode, StateSpace, VoteMode,
-};
+use warpsim_ir::{AtomOp, BarrierKind, BarrierReduction, BoolOp, StateSpace};
 
 use crate::arith::{self, f32_bits, f32_of, sign_extend, width_mask};
 use crate::config::MachineConfig;
@@ -21,9 +19,13 @@ use crate::memory::{
 use crate::program::*;
 use crate::stats::{InstrStats, RunStats};
 use crate::warp::{Barrier, Path, PathWait, Warp, WARP_SIZE};
+use crate::warp_sync;
 
 /// Instructions a warp runs before the next warp gets its turn.
 const QUANTUM: u32 = 512;
+
+/// Instructions one path of a divergent warp runs before its siblings get a turn.
+const PATH_QUANTUM: u32 = 256;
 
 /// What every block of a launch shares, read-only.
 pub struct LaunchEnv<'a> {
@@ -279,12 +281,26 @@ impl<'a> BlockRunner<'a> {
         let program = env.program;
         let limit = env.config.limits.max_warp_instructions_per_block;
         let mut executed = 0;
+        let mut streak = (usize::MAX, 0u32);
         while executed < QUANTUM {
             let warp = &mut self.warps[warp_index];
             let state = &mut self.state;
             let Some(path_index) = warp.select_path(program, &state.barriers) else {
                 break;
             };
+            // Independent thread scheduling: a path that has run for a while
+            // lets its siblings run, so one spinning on a flag that another
+            // path of the warp will set cannot starve it.
+            if streak.0 == path_index {
+                streak.1 += 1;
+                if streak.1 >= PATH_QUANTUM && warp.paths.len() > 1 {
+                    warp.yield_path(path_index);
+                    streak = (usize::MAX, 0);
+                    continue;
+                }
+            } else {
+                streak = (path_index, 0);
+            }
             let pc = warp.paths[path_index].pc;
             let instruction = &program.code[pc as usize];
             let mut active = warp.paths[path_index].mask;
@@ -580,24 +596,28 @@ fn execute<const HARDWARE_FMA: bool>(
             IntBinary::Shr => map2(values, dst, a, b, active, |x, y| arith::int_shr(x, y, ty)),
         },
         Kind::FloatBinary { op, ty, dst, a, b } => match ty {
+            // One closure per operation, so each lane loop is monomorphic.
+            // NaN results are the canonical NaN, as on NVIDIA GPUs.
             FloatType::F32 => {
-                let f: fn(f32, f32) -> f32 = match op {
-                    FloatBinary::Add => |x, y| x + y,
-                    FloatBinary::Sub => |x, y| x - y,
-                    FloatBinary::Mul => |x, y| x * y,
-                    FloatBinary::Div => |x, y| x / y,
-                    FloatBinary::Min => arith::f32_min,
-                    FloatBinary::Max => arith::f32_max,
-                };
+                let result = arith::f32_result;
                 match op {
                     FloatBinary::Add => map2(values, dst, a, b, active, |x, y| {
-                        f32_bits(f32_of(x) + f32_of(y))
+                        result(f32_of(x) + f32_of(y))
+                    }),
+                    FloatBinary::Sub => map2(values, dst, a, b, active, |x, y| {
+                        result(f32_of(x) - f32_of(y))
                     }),
                     FloatBinary::Mul => map2(values, dst, a, b, active, |x, y| {
-                        f32_bits(f32_of(x) * f32_of(y))
+                        result(f32_of(x) * f32_of(y))
                     }),
-                    _ => map2(values, dst, a, b, active, |x, y| {
-                        f32_bits(f(f32_of(x), f32_of(y)))
+                    FloatBinary::Div => map2(values, dst, a, b, active, |x, y| {
+                        result(f32_of(x) / f32_of(y))
+                    }),
+                    FloatBinary::Min => map2(values, dst, a, b, active, |x, y| {
+                        result(arith::f32_min(f32_of(x), f32_of(y)))
+                    }),
+                    FloatBinary::Max => map2(values, dst, a, b, active, |x, y| {
+                        result(arith::f32_max(f32_of(x), f32_of(y)))
                     }),
                 }
             }
@@ -633,7 +653,13 @@ fn execute<const HARDWARE_FMA: bool>(
                     FloatUnary::Rcp => |x| 1.0 / x,
                     FloatUnary::Rsqrt => |x| 1.0 / x.sqrt(),
                 };
-                map1(values, dst, a, active, |x| f32_bits(f(f32_of(x))))
+                match op {
+                    // Sign operations change the sign bit only, NaN or not.
+                    FloatUnary::Neg | FloatUnary::Abs => {
+                        map1(values, dst, a, active, |x| f32_bits(f(f32_of(x))))
+                    }
+                    _ => map1(values, dst, a, active, |x| arith::f32_result(f(f32_of(x)))),
+                }
             }
             FloatType::F64 => {
                 let f: fn(f64) -> f64 = match op {
@@ -659,7 +685,7 @@ fn execute<const HARDWARE_FMA: bool>(
         Kind::Fma { ty, dst, a, b, c } => match ty {
             // With the FMA instruction set, `mul_add` is one correctly rounded instruction.
             FloatType::F32 if HARDWARE_FMA => map3(values, dst, a, b, c, active, |x, y, z| {
-                f32_bits(f32_of(x).mul_add(f32_of(y), f32_of(z)))
+                arith::f32_result(f32_of(x).mul_add(f32_of(y), f32_of(z)))
             }),
             // All lanes first through `f64` in one branch-free (vectorisable)
             // pass, then the rare lanes where that could round differently again.
@@ -701,7 +727,7 @@ fn execute<const HARDWARE_FMA: bool>(
                     } else {
                         wide[lane] as f32
                     };
-                    *out = f32_bits(value);
+                    *out = arith::f32_result(value);
                 }
             }
             FloatType::F32 => map3(values, dst, a, b, c, active, |x, y, z| {
@@ -849,104 +875,18 @@ fn execute<const HARDWARE_FMA: bool>(
         } => {
             return barrier(warp, state, path_index, active, kind, id, count, reduction);
         }
-        Kind::WarpSync { mask } => {
-            return warp_sync(warp, path_index, active, mask);
+        Kind::WarpSync { mask } | Kind::Shuffle { mask, .. } | Kind::Vote { mask, .. } => {
+            let mask = uniform_value(values, mask, active) as u32;
+            warp_sync::arrive(env.program, warp, path_index, mask);
+            return Ok(());
         }
         Kind::Fence => {}
-        Kind::Shuffle {
-            mode,
-            dst,
-            dst_pred,
-            a,
-            b,
-            c,
-            mask: _,
-        } => {
-            let source = lanes(values, a);
-            let b = lanes(values, b);
-            let c = lanes(values, c);
-            let mut result = lanes(values, dst);
-            let mut in_range = 0u32;
-            for lane in 0..WARP_SIZE {
-                if active >> lane & 1 == 0 {
-                    continue;
-                }
-                // PTX ISA, shfl.sync: c packs the clamp value (bits 0-4) and the
-                // segment mask (bits 8-12).
-                let lane_id = lane as i64;
-                let shift = (b[lane] & 0x1f) as i64;
-                let clamp = (c[lane] & 0x1f) as i64;
-                let segment_mask = ((c[lane] >> 8) & 0x1f) as i64;
-                let max_lane = (lane_id & segment_mask) | (clamp & !segment_mask);
-                let min_lane = lane_id & segment_mask;
-                let (source_lane, valid) = match mode {
-                    ShuffleMode::Up => {
-                        let j = lane_id - shift;
-                        (j, j >= max_lane)
-                    }
-                    ShuffleMode::Down => {
-                        let j = lane_id + shift;
-                        (j, j <= max_lane)
-                    }
-                    ShuffleMode::Butterfly => {
-                        let j = lane_id ^ shift;
-                        (j, j <= max_lane)
-                    }
-                    ShuffleMode::Index => {
-                        let j = min_lane | (shift & !segment_mask);
-                        (j, j <= max_lane)
-                    }
-                };
-                let source_lane = if valid { source_lane } else { lane_id };
-                // Reading an inactive lane gives an undefined value in PTX; the
-                // simulator returns whatever that lane's register holds.
-                result[lane] = source[source_lane as usize & 31] & 0xffff_ffff;
-                if valid {
-                    in_range |= 1 << lane;
-                }
-            }
-            lanes_mut(values, dst).copy_from_slice(&result);
-            if let Some(pred) = dst_pred {
-                let pred = &mut warp.preds[pred as usize];
-                *pred = (*pred & !active) | (in_range & active);
-            }
-        }
-        Kind::Vote {
-            mode,
-            dst,
-            pred,
-            negated,
-            mask,
-        } => {
-            let members = uniform_value(values, mask, active) as u32 & active;
-            let bits = warp.preds[pred as usize] ^ if negated { u32::MAX } else { 0 };
-            let votes = bits & members;
-            match mode {
-                VoteMode::Ballot => {
-                    let out = lanes_mut(values, dst);
-                    for (lane, out) in out.iter_mut().enumerate() {
-                        if active >> lane & 1 != 0 {
-                            *out = u64::from(votes);
-                        }
-                    }
-                }
-                _ => {
-                    let result = match mode {
-                        VoteMode::All => votes == members,
-                        VoteMode::Any => votes != 0,
-                        _ => votes == 0 || votes == members,
-                    };
-                    let out = &mut warp.preds[dst as usize];
-                    *out = (*out & !active) | if result { active } else { 0 };
-                }
-            }
-        }
         Kind::Branch { target, reconverge } => {
             branch(warp, path_index, active, target, reconverge);
             return Ok(());
         }
         Kind::Exit => {
-            exit_lanes(warp, state, active);
+            exit_lanes(env.program, warp, state, active);
             let path = &mut warp.paths[path_index];
             path.pc += 1;
             return Ok(());
@@ -990,7 +930,7 @@ fn branch(warp: &mut Warp, path_index: usize, taken: u32, target: u32, reconverg
 }
 
 /// Lanes leave the kernel: they are no longer expected at any barrier.
-fn exit_lanes(warp: &mut Warp, state: &mut BlockState, lanes: u32) {
+fn exit_lanes(program: &Program, warp: &mut Warp, state: &mut BlockState, lanes: u32) {
     let lanes = lanes & !warp.exited;
     warp.exited |= lanes;
     for path in &mut warp.paths {
@@ -1000,26 +940,8 @@ fn exit_lanes(warp: &mut Warp, state: &mut BlockState, lanes: u32) {
     for barrier in &mut state.barriers {
         barrier.try_complete(state.live_threads);
     }
-    // Nor at a `bar.warp.sync`: paths waiting only for these lanes move on.
-    let live = warp.live();
-    for index in 0..warp.paths.len() {
-        let PathWait::WarpSync { mask } = warp.paths[index].wait else {
-            continue;
-        };
-        let arrived = warp
-            .paths
-            .iter()
-            .filter(|other| other.wait == PathWait::WarpSync { mask })
-            .fold(0, |arrived, other| arrived | other.mask);
-        if mask & live & !arrived == 0 {
-            for other in &mut warp.paths {
-                if other.wait == (PathWait::WarpSync { mask }) {
-                    other.wait = PathWait::Ready;
-                    other.pc += 1;
-                }
-            }
-        }
-    }
+    // Nor at warp-synchronous instructions: waiters may now be complete.
+    warp_sync::release_after_exit(program, warp);
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -1108,32 +1030,6 @@ fn barrier(
     }
     let live_threads = state.live_threads;
     state.barriers[barrier_id as usize].try_complete(live_threads);
-    Ok(())
-}
-
-/// `bar.warp.sync`: the path waits until every live lane of the mask has
-/// reached a warp sync; then all of them move on.
-fn warp_sync(warp: &mut Warp, path_index: usize, active: u32, mask: u32) -> Result<(), Fault> {
-    let mask = uniform_value(&warp.values, mask, active) as u32;
-    let required = mask & warp.live();
-    let path = warp.paths[path_index];
-    let arrived = active
-        | warp
-            .paths
-            .iter()
-            .filter(|other| other.wait == PathWait::WarpSync { mask })
-            .fold(0, |lanes, other| lanes | other.mask);
-    if required & !arrived == 0 {
-        for other in &mut warp.paths {
-            if other.wait == (PathWait::WarpSync { mask }) {
-                other.wait = PathWait::Ready;
-                other.pc += 1;
-            }
-        }
-        warp.paths[path_index].pc = path.pc + 1;
-    } else {
-        warp.paths[path_index].wait = PathWait::WarpSync { mask };
-    }
     Ok(())
 }
 

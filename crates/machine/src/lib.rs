@@ -13,7 +13,9 @@
 //! Blocks run in parallel on a rayon pool. Determinism: each block's
 //! interleaving of warps is fixed, per-instruction counters are sums (the same
 //! in any order), and when several blocks fault, the fault of the lowest block
-//! index is the one reported.
+//! index is the one reported. Kernels whose blocks can communicate (global
+//! atomics, strong global accesses) run their blocks in block order on one
+//! host thread, so their results are the same on every host too.
 
 pub mod arith;
 pub mod block;
@@ -23,6 +25,7 @@ pub mod memory;
 pub mod program;
 pub mod stats;
 pub mod warp;
+mod warp_sync;
 
 use rayon::prelude::*;
 
@@ -150,6 +153,15 @@ pub fn run(
         threads_per_block = launch.block.iter().product::<u32>(),
         "launch"
     );
+    // Blocks that communicate through global memory (atomics, strong
+    // accesses) see each other's effects in an order that would depend on
+    // the host threads; running them one after another in block order makes
+    // the outcome the same on every host.
+    let host_threads = if program.communicates_across_blocks {
+        1
+    } else {
+        host_threads
+    };
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(host_threads)
         .build()

@@ -44,8 +44,14 @@ pub struct Program {
     pub static_shared_bytes: u32,
     /// Where dynamic (`.extern .shared`) memory starts in the shared window.
     pub dynamic_shared_offset: u32,
-    /// Local memory of one thread.
+    /// Local memory of one thread, exactly as declared (accesses past it fault).
     pub local_bytes: u32,
+    /// Whether blocks may communicate through global memory: the kernel has
+    /// global or generic atomics, or strong (`.volatile`, `.relaxed`,
+    /// `.acquire`, `.release`) global or generic accesses. Such kernels run
+    /// their blocks one after another in block order, so their results do not
+    /// depend on the number of host threads.
+    pub communicates_across_blocks: bool,
 }
 
 /// What a hidden register holds.
@@ -416,12 +422,28 @@ impl Program {
             static_shared_bytes: layout.static_shared_bytes,
             dynamic_shared_offset: layout.dynamic_shared_offset,
             local_bytes: layout.local_bytes,
+            communicates_across_blocks: kernel
+                .instrs
+                .iter()
+                .any(|instr| communicates_across_blocks(&instr.op)),
         })
     }
 
     /// The IR instruction id of a code index (the implicit exit has none).
     pub fn instr_id(&self, pc: u32) -> Option<InstrId> {
         ((pc as usize) < self.code.len() - 1).then_some(InstrId(pc))
+    }
+}
+
+/// Whether an instruction can pass information between blocks.
+fn communicates_across_blocks(op: &Op) -> bool {
+    let global = |space: &StateSpace| matches!(space, StateSpace::Global | StateSpace::Generic);
+    match op {
+        Op::Atom { space, .. } => global(space),
+        Op::Load { space, order, .. } | Op::Store { space, order, .. } => {
+            global(space) && *order != ir::MemoryOrder::Weak
+        }
+        _ => false,
     }
 }
 
@@ -506,7 +528,7 @@ impl Lowerer<'_> {
             param_bytes: param_end as u32,
             static_shared_bytes: shared_end as u32,
             dynamic_shared_offset: dynamic_shared_offset as u32,
-            local_bytes: align_up(local_end, 8) as u32,
+            local_bytes: local_end as u32,
         })
     }
 

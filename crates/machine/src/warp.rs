@@ -192,6 +192,18 @@ impl Warp {
         path.pc += 1;
     }
 
+    /// Moves the (ready, childless) path at `index` to the bottom of its
+    /// level: just above the reconvergence entry it will rejoin, below every
+    /// other path that rejoins it there. The scheduler then prefers the others.
+    pub fn yield_path(&mut self, index: usize) {
+        let path = self.paths.remove(index);
+        let parent = self.paths[..index]
+            .iter()
+            .rposition(|candidate| candidate.pc == path.reconverge);
+        self.paths
+            .insert(parent.map_or(0, |parent| parent + 1), path);
+    }
+
     /// Whether any path of the warp could run now (for deadlock detection
     /// after a barrier completed elsewhere).
     pub fn is_finished(&self) -> bool {

@@ -1,0 +1,286 @@
+//! Determinism: the same launch on 1, 2 and 4 host threads (and on the
+//! default pool) gives identical output buffers and identical `RunStats`;
+//! when several blocks fault, the fault of the lowest block is reported,
+//! whatever the number of host threads and whichever block finished first.
+
+mod common;
+use common::*;
+use warpsim_ir::StateSpace;
+use warpsim_machine::memory::buffer_base;
+use warpsim_machine::FaultKind;
+
+// Per block of 128 threads over a 2-D grid: a transpose-like shared exchange with
+// bank conflicts, a divergent loop, a reduction with barriers, and a global atomic.
+const MIXED: &str = r#"
+.kernel mixed(.param .u64 IN, .param .u64 OUT, .param .u64 SUMS, .param .u64 COUNT)
+{
+    .shared .align 4 .u32 tile[4096];
+    .shared .align 4 .u32 red[128];
+    .reg .u32 %t, %bx, %by, %gx, %blk, %g, %v, %w, %a, %s, %i, %n, %acc, %base, %rbase;
+    .reg .u64 %pi, %po, %off;
+    .reg .pred %p;
+    mov.u32 %t, %tid.x;
+    mov.u32 %bx, %ctaid.x;
+    mov.u32 %by, %ctaid.y;
+    mov.u32 %gx, %nctaid.x;
+    mad.lo.u32 %blk, %by, %gx, %bx;
+    mad.lo.u32 %g, %blk, 128, %t;
+    ld.param.u64 %pi, [IN];
+    mul.wide.u32 %off, %g, 4;
+    add.u64 %pi, %pi, %off;
+    ld.global.u32 %v, [%pi];
+    // tile[t * 32] = v: 32-way conflicts; then read back transposed.
+    mov.u32 %base, tile;
+    mul.lo.u32 %a, %t, 128;
+    add.u32 %a, %a, %base;
+    st.shared.u32 [%a], %v;
+    bar.sync 0;
+    sub.u32 %s, 127, %t;
+    mul.lo.u32 %a, %s, 128;
+    add.u32 %a, %a, %base;
+    ld.shared.u32 %w, [%a];
+    // A loop of (v mod 7) + 1 iterations.
+    rem.u32 %n, %v, 7;
+    mov.u32 %i, 0;
+    mov.u32 %acc, 0;
+LOOP:
+    mad.lo.u32 %acc, %acc, 3, %w;
+    add.u32 %i, %i, 1;
+    setp.le.u32 %p, %i, %n;
+@%p bra LOOP;
+    ld.param.u64 %po, [OUT];
+    add.u64 %po, %po, %off;
+    st.global.u32 [%po], %acc;
+    // Block sum of v by a tree reduction.
+    mov.u32 %rbase, red;
+    mad.lo.u32 %a, %t, 4, %rbase;
+    st.shared.u32 [%a], %v;
+    bar.sync 0;
+    mov.u32 %s, 64;
+RLOOP:
+    setp.ge.u32 %p, %t, %s;
+@%p bra RSKIP;
+    add.u32 %i, %t, %s;
+    mad.lo.u32 %i, %i, 4, %rbase;
+    ld.shared.u32 %w, [%i];
+    ld.shared.u32 %v, [%a];
+    add.u32 %v, %v, %w;
+    st.shared.u32 [%a], %v;
+RSKIP:
+    bar.sync 0;
+    shr.u32 %s, %s, 1;
+    setp.ne.u32 %p, %s, 0;
+@%p bra RLOOP;
+    setp.ne.u32 %p, %t, 0;
+@%p exit;
+    ld.shared.u32 %v, [red];
+    ld.param.u64 %po, [SUMS];
+    mul.wide.u32 %off, %blk, 4;
+    add.u64 %po, %po, %off;
+    st.global.u32 [%po], %v;
+    ld.param.u64 %po, [COUNT];
+    atom.global.add.u32 %v, [%po], 1;
+}
+"#;
+
+#[test]
+fn host_thread_count_does_not_change_results_or_counters() {
+    let blocks: u32 = 4 * 5;
+    let input: Vec<u32> = (0..blocks * 128)
+        .map(|i: u32| i.wrapping_mul(2654435761) >> 7)
+        .collect();
+    let launch = |host_threads| {
+        kernel(MIXED)
+            .grid([4, 5, 1])
+            .threads(128)
+            .args(&[
+                Arg::u32s(&input),
+                Arg::zeros(blocks as usize * 128),
+                Arg::zeros(blocks as usize),
+                Arg::zeros(1),
+            ])
+            .host_threads(host_threads)
+            .run()
+            .ok()
+    };
+    let reference = launch(1);
+    // The results are right, not only repeatable.
+    let sums = reference.u32s(2);
+    for block in 0..blocks as usize {
+        let want: u32 = input[block * 128..block * 128 + 128]
+            .iter()
+            .fold(0u32, |a, &b| a.wrapping_add(b));
+        assert_eq!(sums[block], want, "block {block}");
+    }
+    assert_eq!(reference.u32s(3), vec![blocks]);
+    let outputs = reference.u32s(1);
+    for g in 0..(blocks * 128) as usize {
+        let (block, t) = (g / 128, g % 128);
+        let w = input[block * 128 + 127 - t];
+        let n = input[g] % 7;
+        let acc = (0..=n).fold(0u32, |acc, _| acc.wrapping_mul(3).wrapping_add(w));
+        assert_eq!(outputs[g], acc, "thread {g}");
+    }
+    assert_eq!(reference.outcome.stats.blocks_run, u64::from(blocks));
+    for host_threads in [2, 4, 0] {
+        let other = launch(host_threads);
+        for buffer in 0..4 {
+            assert_eq!(
+                other.bytes(buffer),
+                reference.bytes(buffer),
+                "buffer {buffer} with {host_threads} host threads"
+            );
+        }
+        assert_eq!(
+            other.outcome.stats, reference.outcome.stats,
+            "counters with {host_threads} host threads"
+        );
+        assert_eq!(other.outcome.failed_blocks, 0);
+    }
+}
+
+// Blocks 3 and up store out of bounds, each at a different lane; blocks 0..3 are fine.
+const SEVERAL_FAULTS: &str = r#"
+.kernel faults(.param .u64 OUT)
+{
+    .reg .u32 %t, %b, %i, %bad;
+    .reg .u64 %po, %off;
+    .reg .pred %p;
+    mov.u32 %t, %tid.x;
+    mov.u32 %b, %ctaid.x;
+    mad.lo.u32 %i, %b, 64, %t;
+    setp.ge.u32 %p, %b, 3;
+@!%p bra STORE;
+    // Lane (b - 3) of warp 1 and every later lane of the block address far past the end.
+    sub.u32 %bad, %b, 3;
+    add.u32 %bad, %bad, 32;
+    setp.ge.u32 %p, %t, %bad;
+@%p add.u32 %i, %i, 100000;
+STORE:
+    mul.wide.u32 %off, %i, 4;
+    ld.param.u64 %po, [OUT];
+    add.u64 %po, %po, %off;
+    st.global.u32 [%po], %t;                         // @store
+}
+"#;
+
+#[test]
+fn the_lowest_faulting_block_is_reported_whatever_the_host_threads() {
+    let blocks = 12u32;
+    let mut reference = None;
+    for host_threads in [1, 2, 4, 0] {
+        let out = kernel(SEVERAL_FAULTS)
+            .grid([blocks, 1, 1])
+            .threads(64)
+            .arg(Arg::zeros(blocks as usize * 64))
+            .host_threads(host_threads)
+            .run();
+        // Block 3: thread 32 (warp 1, lane 0) stores at index 3 * 64 + 32 + 100000.
+        let index = 3 * 64 + 32 + 100_000u64;
+        assert_site(
+            out.fault(),
+            FaultKind::OutOfBounds {
+                space: StateSpace::Global,
+                address: buffer_base(0) + index * 4,
+                size: 4,
+                store: true,
+                buffer: Some(("OUT".to_string(), index * 4)),
+            },
+            [3, 0, 0],
+            out.pc("@store"),
+            1,
+            0,
+            [32, 0, 0],
+        );
+        assert_eq!(out.outcome.failed_blocks, u64::from(blocks - 3));
+        assert_eq!(out.outcome.stats.blocks_run, u64::from(blocks));
+        let snapshot = (out.bytes(0), out.outcome.stats.clone());
+        match &reference {
+            None => reference = Some(snapshot),
+            Some(reference) => {
+                assert_eq!(&snapshot, reference, "{host_threads} host threads")
+            }
+        }
+    }
+}
+
+// Every block spins until the instruction limit: the limit is per block, so
+// every block stops at the same point and the report is the same.
+const RUNAWAY: &str = r#"
+.kernel runaway()
+{
+    .reg .u32 %i;
+    mov.u32 %i, 0;
+LOOP:
+    add.u32 %i, %i, 1;
+    bra LOOP;                                        // @back
+}
+"#;
+
+#[test]
+fn instruction_limits_are_per_block_and_deterministic() {
+    let limit = 1000;
+    let mut reference = None;
+    for host_threads in [1, 2] {
+        let out = kernel(RUNAWAY)
+            .grid([3, 2, 1])
+            .threads(64)
+            .limit(limit)
+            .host_threads(host_threads)
+            .run();
+        let error = out.fault();
+        assert_eq!(error.kind, FaultKind::InstructionLimit { limit });
+        assert_eq!(error.block, [0, 0, 0]);
+        assert_eq!(out.outcome.failed_blocks, 6);
+        // Each block ran limit + 1 warp instructions, the refused one counted.
+        assert_eq!(out.outcome.stats.warp_instructions(), 6 * (limit + 1));
+        let snapshot = (error.clone(), out.outcome.stats.clone());
+        match &reference {
+            None => reference = Some(snapshot),
+            Some(reference) => assert_eq!(&snapshot, reference),
+        }
+    }
+}
+
+// A work counter shared by blocks: thread 0 of each block takes a ticket with
+// atom.add and writes its block index at out[ticket] (stream compaction, work queues).
+const TICKETS: &str = r#"
+.kernel tickets(.param .u64 COUNTER, .param .u64 OUT)
+{
+    .reg .u32 %t, %b, %ticket;
+    .reg .u64 %pc, %po, %off;
+    .reg .pred %p;
+    mov.u32 %t, %tid.x;
+    setp.ne.u32 %p, %t, 0;
+@%p exit;
+    mov.u32 %b, %ctaid.x;
+    ld.param.u64 %pc, [COUNTER];
+    atom.global.add.u32 %ticket, [%pc], 1;
+    ld.param.u64 %po, [OUT];
+    mul.wide.u32 %off, %ticket, 4;
+    add.u64 %po, %po, %off;
+    st.global.u32 [%po], %b;
+}
+"#;
+
+#[test]
+fn cross_block_atomics_are_deterministic_whatever_the_host_threads() {
+    let blocks = 256u32;
+    let launch = |host_threads| {
+        kernel(TICKETS)
+            .grid([blocks, 1, 1])
+            .threads(32)
+            .args(&[Arg::zeros(1), Arg::zeros(blocks as usize)])
+            .host_threads(host_threads)
+            .run()
+            .ok()
+            .u32s(1)
+    };
+    let reference = launch(1);
+    // One host thread runs the blocks in order.
+    assert_eq!(reference, (0..blocks).collect::<Vec<u32>>());
+    for _ in 0..5 {
+        assert_eq!(launch(2), reference);
+        assert_eq!(launch(4), reference);
+    }
+}
