@@ -305,8 +305,7 @@ impl<'a> BlockRunner<'a> {
             let instruction = &program.code[pc as usize];
             let mut active = warp.paths[path_index].mask;
             if let Some(guard) = instruction.guard {
-                let bits = warp.preds[guard.pred as usize];
-                active &= if guard.negated { !bits } else { bits };
+                active &= warp.pred_bits(guard.pred, guard.negated);
             }
             let counters = &mut state.stats.per_instruction[pc as usize];
             counters.executed += 1;
@@ -751,15 +750,9 @@ fn execute<const HARDWARE_FMA: bool>(
             let b = lanes(values, b);
             let mut result = compare_lanes(cmp, ty, &a, &b);
             if let Some((op, pred, negated)) = combine {
-                let other = warp.preds[pred as usize] ^ if negated { u32::MAX } else { 0 };
-                result = match op {
-                    BoolOp::And => result & other,
-                    BoolOp::Or => result | other,
-                    BoolOp::Xor => result ^ other,
-                };
+                result = combine_bits(op, result, warp.pred_bits(pred, negated));
             }
-            let pred = &mut warp.preds[dst as usize];
-            *pred = (*pred & !active) | (result & active);
+            warp.set_pred(dst, active, result);
         }
         Kind::Selp {
             dst,
@@ -768,8 +761,7 @@ fn execute<const HARDWARE_FMA: bool>(
             cond,
             negated,
         } => {
-            let bits = warp.preds[cond as usize];
-            let bits = if negated { !bits } else { bits };
+            let bits = warp.preds[cond as usize] ^ if negated { u32::MAX } else { 0 };
             let a = lanes(values, a);
             let b = lanes(values, b);
             let out = lanes_mut(values, dst);
@@ -791,15 +783,12 @@ fn execute<const HARDWARE_FMA: bool>(
             b,
             b_negated,
         } => {
-            let x = warp.preds[a as usize] ^ if a_negated { u32::MAX } else { 0 };
-            let y = warp.preds[b as usize] ^ if b_negated { u32::MAX } else { 0 };
-            let result = match op {
-                BoolOp::And => x & y,
-                BoolOp::Or => x | y,
-                BoolOp::Xor => x ^ y,
-            };
-            let pred = &mut warp.preds[dst as usize];
-            *pred = (*pred & !active) | (result & active);
+            let result = combine_bits(
+                op,
+                warp.pred_bits(a, a_negated),
+                warp.pred_bits(b, b_negated),
+            );
+            warp.set_pred(dst, active, result);
         }
         Kind::Cvt {
             dst_ty,
@@ -894,6 +883,16 @@ fn execute<const HARDWARE_FMA: bool>(
     }
     warp.paths[path_index].pc = pc + 1;
     Ok(())
+}
+
+/// Combines two lane masks of predicates.
+#[inline(always)]
+fn combine_bits(op: BoolOp, x: u32, y: u32) -> u32 {
+    match op {
+        BoolOp::And => x & y,
+        BoolOp::Or => x | y,
+        BoolOp::Xor => x ^ y,
+    }
 }
 
 /// A branch: the lanes in `taken` go to `target`, the rest of the path falls

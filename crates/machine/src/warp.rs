@@ -114,6 +114,19 @@ pub struct Warp {
 }
 
 impl Warp {
+    /// The lanes where predicate `reg` (negated if asked) is true.
+    #[inline(always)]
+    pub fn pred_bits(&self, reg: u32, negated: bool) -> u32 {
+        self.preds[reg as usize] ^ if negated { u32::MAX } else { 0 }
+    }
+
+    /// Sets predicate `reg` to `bits` in the `active` lanes, leaving the others.
+    #[inline(always)]
+    pub fn set_pred(&mut self, reg: u32, active: u32, bits: u32) {
+        let pred = &mut self.preds[reg as usize];
+        *pred = (*pred & !active) | (bits & active);
+    }
+
     /// Lanes that exist and have not exited.
     pub fn live(&self) -> u32 {
         self.valid & !self.exited
@@ -161,7 +174,7 @@ impl Warp {
     /// A path leaves a completed barrier: `bar.red` writes its reduction, and
     /// the path moves past the barrier.
     fn wake_from_barrier(&mut self, program: &Program, index: usize, barrier: &Barrier) {
-        let path = &mut self.paths[index];
+        let path = self.paths[index];
         if let Kind::Barrier {
             reduction: Some(reduction),
             ..
@@ -183,11 +196,11 @@ impl Warp {
                     } else {
                         barrier.result_any
                     };
-                    let pred = &mut self.preds[reduction.dst as usize];
-                    *pred = (*pred & !lanes) | if result { lanes } else { 0 };
+                    self.set_pred(reduction.dst, lanes, if result { u32::MAX } else { 0 });
                 }
             }
         }
+        let path = &mut self.paths[index];
         path.wait = PathWait::Ready;
         path.pc += 1;
     }

@@ -43,8 +43,7 @@ fn participating_lanes(program: &Program, warp: &Warp, path_index: usize) -> u32
     let path = warp.paths[path_index];
     let mut lanes = path.mask;
     if let Some(guard) = program.code[path.pc as usize].guard {
-        let bits = warp.preds[guard.pred as usize];
-        lanes &= if guard.negated { !bits } else { bits };
+        lanes &= warp.pred_bits(guard.pred, guard.negated);
     }
     lanes
 }
@@ -86,8 +85,7 @@ fn try_release(program: &Program, warp: &mut Warp, mask: u32) -> bool {
                 }
             }
             Kind::Vote { pred, negated, .. } => {
-                let bits = warp.preds[pred as usize] ^ if negated { u32::MAX } else { 0 };
-                vote_bits |= bits & lanes;
+                vote_bits |= warp.pred_bits(pred, negated) & lanes;
             }
             _ => {}
         }
@@ -156,8 +154,7 @@ fn shuffle(
         in_range |= u32::from(valid) << lane;
     }
     if let Some(pred) = dst_pred {
-        let pred = &mut warp.preds[pred as usize];
-        *pred = (*pred & !lanes) | (in_range & lanes);
+        warp.set_pred(pred, lanes, in_range);
     }
 }
 
@@ -177,6 +174,5 @@ fn vote(warp: &mut Warp, lanes: u32, members: u32, votes: u32, mode: VoteMode, d
         VoteMode::Any => votes != 0,
         _ => votes == 0 || votes == members,
     };
-    let out = &mut warp.preds[dst as usize];
-    *out = (*out & !lanes) | if result { lanes } else { 0 };
+    warp.set_pred(dst, lanes, if result { u32::MAX } else { 0 });
 }
