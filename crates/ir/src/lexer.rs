@@ -210,20 +210,27 @@ fn lex_number(chars: &[char], index: &mut usize) -> Result<TokenKind, String> {
                 chars[start..*index].iter().collect::<String>()
             ));
         }
+        match marker {
+            'f' if digits.len() != 8 => {
+                return Err("a `0f` float literal needs exactly 8 hex digits".to_string())
+            }
+            'd' if digits.len() != 16 => {
+                return Err("a `0d` float literal needs exactly 16 hex digits".to_string())
+            }
+            _ => {}
+        }
         let value = u64::from_str_radix(&digits, 16)
             .map_err(|_| format!("malformed hexadecimal number `0{marker}{digits}`"))?;
         return Ok(match marker {
             'x' => TokenKind::Integer(value),
-            'f' if digits.len() == 8 => TokenKind::FloatBits {
+            'f' => TokenKind::FloatBits {
                 bits: value,
                 double: false,
             },
-            'd' if digits.len() == 16 => TokenKind::FloatBits {
+            _ => TokenKind::FloatBits {
                 bits: value,
                 double: true,
             },
-            'f' => return Err("a `0f` float literal needs exactly 8 hex digits".to_string()),
-            _ => return Err("a `0d` float literal needs exactly 16 hex digits".to_string()),
         });
     }
     while *index < chars.len() && chars[*index].is_ascii_digit() {

@@ -112,15 +112,28 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// A statement ends with `;`.
+    /// A statement ends with `;`. A missing one is reported right after the
+    /// statement's last token when the next token is on a later line: that is
+    /// where the `;` belongs.
     fn end_statement(&mut self) -> Result<()> {
         let token = self.peek().clone();
         if token.kind == TokenKind::Punct(';') {
             self.next();
-            Ok(())
-        } else {
-            Err(self.unexpected(&token, "`;` at the end of the statement"))
+            return Ok(());
         }
+        if let Some(previous) = self
+            .position
+            .checked_sub(1)
+            .map(|index| self.tokens[index].clone())
+        {
+            if previous.line < token.line {
+                let mut at_end = previous.clone();
+                at_end.column = previous.column + previous.length;
+                at_end.length = 1;
+                return Err(self.error_at(&at_end, "expected `;` at the end of the statement"));
+            }
+        }
+        Err(self.unexpected(&token, "`;` at the end of the statement"))
     }
 
     fn expect_word(&mut self, what: &str) -> Result<(String, Token)> {

@@ -1157,15 +1157,14 @@ fn memory_access(
                         size,
                         bits,
                     ),
-                    Target::Local(offset) => {
-                        let local_bytes = env.program.local_bytes as u64;
-                        if offset + u64::from(total) > local_bytes {
-                            None
-                        } else {
-                            let start = thread as u64 * local_bytes + offset + element_offset;
-                            write_bytes(&mut state.local, start as usize, size, bits)
-                        }
-                    }
+                    Target::Local(offset) => local_index(
+                        env.program.local_bytes,
+                        thread,
+                        offset,
+                        element_offset,
+                        total,
+                    )
+                    .and_then(|start| write_bytes(&mut state.local, start, size, bits)),
                     Target::Global(address) => {
                         env.global.write(address + element_offset, size, bits).ok()
                     }
@@ -1184,15 +1183,14 @@ fn memory_access(
                     Target::Shared(offset) => {
                         read_bytes(&state.shared, (offset + element_offset) as usize, size)
                     }
-                    Target::Local(offset) => {
-                        let local_bytes = env.program.local_bytes as u64;
-                        if offset + u64::from(total) > local_bytes {
-                            None
-                        } else {
-                            let start = thread as u64 * local_bytes + offset + element_offset;
-                            read_bytes(&state.local, start as usize, size)
-                        }
-                    }
+                    Target::Local(offset) => local_index(
+                        env.program.local_bytes,
+                        thread,
+                        offset,
+                        element_offset,
+                        total,
+                    )
+                    .and_then(|start| read_bytes(&state.local, start, size)),
                     Target::Global(address) => env.global.read(address + element_offset, size).ok(),
                     Target::Param(offset) => {
                         read_bytes(env.params, (offset + element_offset) as usize, size)
@@ -1228,13 +1226,30 @@ fn memory_access(
     Ok(())
 }
 
+/// Where element `element_offset` of a `total`-byte access at `offset` of a
+/// thread's local window lies in the block's local array, if the whole access
+/// fits the window.
+#[inline(always)]
+fn local_index(
+    local_bytes: u32,
+    thread: usize,
+    offset: u64,
+    element_offset: u64,
+    total: u32,
+) -> Option<usize> {
+    let local_bytes = u64::from(local_bytes);
+    let end = offset.checked_add(u64::from(total))?;
+    (end <= local_bytes).then(|| (thread as u64 * local_bytes + offset + element_offset) as usize)
+}
+
 /// Records the 32-byte sectors an access touches. Neighbouring lanes usually
 /// touch the same sector, so repeats of the last one are dropped at once and
 /// the final sort has little left to do.
 #[inline(always)]
 fn push_sectors(sectors: &mut Vec<u64>, address: u64, size: u32) {
     let first = address >> 5;
-    let last = (address + u64::from(size) - 1) >> 5;
+    // `address` is aligned to `size`, so this cannot pass the top of memory.
+    let last = (address + (u64::from(size) - 1)) >> 5;
     for sector in first..=last {
         if sectors.last() != Some(&sector) {
             sectors.push(sector);

@@ -35,6 +35,14 @@ pub use memory::GlobalMemory;
 pub use program::Program;
 pub use stats::{InstrStats, RunStats};
 
+/// Local memory a thread may declare: CUDA's limit of 512 KiB per thread
+/// (CUDA C++ Programming Guide, "Features and Technical Specifications").
+pub const MAX_LOCAL_BYTES_PER_THREAD: u32 = 512 * 1024;
+
+/// The most host memory one simulated block's registers, local and shared
+/// memory may take; every host thread holds one block at a time.
+pub const MAX_BLOCK_STATE_BYTES: u64 = 256 << 20;
+
 /// The shape and parameters of one launch.
 #[derive(Clone, Debug)]
 pub struct Launch {
@@ -104,6 +112,25 @@ pub fn validate_launch(
         return Err(LaunchError::new(format!(
             "{} bytes of static and {} bytes of dynamic shared memory exceed the {} bytes a block may use",
             program.static_shared_bytes, launch.dynamic_shared_bytes, shared.max_bytes_per_block
+        )));
+    }
+    if program.local_bytes > MAX_LOCAL_BYTES_PER_THREAD {
+        return Err(LaunchError::new(format!(
+            "the kernel declares {} bytes of local memory per thread; CUDA allows at most {MAX_LOCAL_BYTES_PER_THREAD}",
+            program.local_bytes
+        )));
+    }
+    let warps = threads.div_ceil(32);
+    let block_state = u64::from(program.value_regs) * 8 * 32 * warps
+        + u64::from(program.local_bytes) * threads
+        + total_shared;
+    if block_state > MAX_BLOCK_STATE_BYTES {
+        return Err(LaunchError::new(format!(
+            "a block of {threads} threads needs {} MiB to simulate ({} registers per thread, {} bytes of local memory per thread); the limit is {} MiB",
+            block_state >> 20,
+            program.value_regs,
+            program.local_bytes,
+            MAX_BLOCK_STATE_BYTES >> 20
         )));
     }
     if launch.params.len() != program.param_bytes as usize {

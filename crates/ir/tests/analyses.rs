@@ -1,0 +1,119 @@
+//! The control-flow analyses (basic blocks, immediate post-dominators, which
+//! decide where divergent paths reconverge) and the printer's literals.
+
+use proptest::prelude::*;
+use warpsim_ir::cfg::{Cfg, Successor};
+use warpsim_ir::{parse_module, print_module, InstrId, ScalarType};
+
+fn cfg_of(body: &str) -> (Cfg, Vec<Option<Successor>>) {
+    let text = format!(
+        ".kernel k(.param .u32 n)\n{{\n.reg .u32 %r, %s;\n.reg .pred %p, %q;\n{body}\n}}\n"
+    );
+    let module = parse_module("t.kir", &text).unwrap_or_else(|error| panic!("{error}"));
+    let cfg = Cfg::build(&module.kernels[0]);
+    let ipdom = cfg.immediate_post_dominators();
+    (cfg, ipdom)
+}
+
+/// The instruction a block starts at, or `None` for the exit.
+fn start(cfg: &Cfg, successor: Option<Successor>) -> Option<u32> {
+    match successor {
+        Some(Successor::Block(block)) => Some(cfg.blocks[block].start.0),
+        _ => None,
+    }
+}
+
+#[test]
+fn if_else_reconverges_after_both_arms() {
+    let (cfg, ipdom) = cfg_of(
+        "setp.eq.u32 %p, %r, 0;\n@%p bra ELSE;\nadd.u32 %r, %r, 1;\nbra JOIN;\nELSE:\nadd.u32 %r, %r, 2;\nJOIN:\nadd.u32 %s, %r, 3;\nexit;",
+    );
+    // Blocks: [0,1] the branch, [2,3] then, [4] else, [5,6] join.
+    assert_eq!(cfg.blocks.len(), 4);
+    assert_eq!(cfg.block_of[1], 0);
+    assert_eq!(start(&cfg, ipdom[0]), Some(5));
+    assert_eq!(start(&cfg, ipdom[1]), Some(5));
+    assert_eq!(start(&cfg, ipdom[2]), Some(5));
+    assert_eq!(ipdom[3], Some(Successor::Exit));
+}
+
+#[test]
+fn a_loop_reconverges_at_its_exit() {
+    let (cfg, ipdom) = cfg_of(
+        "mov.u32 %r, 0;\nLOOP:\nadd.u32 %r, %r, 1;\nsetp.lt.u32 %p, %r, 10;\n@%p bra LOOP;\nmov.u32 %s, %r;\nexit;",
+    );
+    let loop_block = cfg.block_of[1];
+    assert_eq!(cfg.blocks[loop_block].start, InstrId(1));
+    assert_eq!(start(&cfg, ipdom[loop_block]), Some(4));
+}
+
+#[test]
+fn an_early_exit_means_the_sides_only_meet_at_the_exit() {
+    let (cfg, ipdom) =
+        cfg_of("setp.eq.u32 %p, %r, 0;\n@%p bra OUT;\nadd.u32 %r, %r, 1;\nexit;\nOUT:\nexit;");
+    assert_eq!(ipdom[cfg.block_of[1]], Some(Successor::Exit));
+}
+
+#[test]
+fn a_guarded_exit_continues_to_the_next_instruction() {
+    let (cfg, ipdom) = cfg_of("setp.eq.u32 %p, %r, 0;\n@%p exit;\nadd.u32 %r, %r, 1;\nexit;");
+    assert_eq!(cfg.blocks.len(), 2);
+    assert_eq!(
+        cfg.blocks[0].successors,
+        vec![Successor::Exit, Successor::Block(1)]
+    );
+    // Lanes may leave straight from block 0, so only the exit post-dominates it.
+    assert_eq!(ipdom[0], Some(Successor::Exit));
+}
+
+#[test]
+fn an_endless_loop_has_no_post_dominator() {
+    let (cfg, ipdom) = cfg_of("SPIN:\nbra SPIN;");
+    assert_eq!(cfg.blocks.len(), 1);
+    assert_eq!(ipdom[0], None);
+}
+
+#[test]
+fn the_verifier_lists_every_problem() {
+    let text = ".kernel k()\n{\n.reg .u32 %r;\n.reg .f32 %f;\n.reg .pred %p;\nadd.s32 %f, %r, 1;\nsetp.eq.u32 %r, %r, 1;\nbar.sync 16;\nexit;\n}\n";
+    let module = parse_module("v.kir", text).unwrap();
+    let problems = warpsim_ir::verify_module(&module).unwrap_err().problems;
+    let lines: Vec<u32> = problems.iter().map(|problem| problem.line).collect();
+    assert_eq!(lines, vec![6, 7, 8], "{problems:?}");
+}
+
+fn kernel_with_literal(ty: ScalarType, literal: &str) -> String {
+    format!(".kernel k()\n{{\n.reg .{ty} %x;\nmov.{ty} %x, {literal};\nexit;\n}}\n")
+}
+
+proptest! {
+    /// Every f32 and f64 bit pattern, NaNs and infinities included, prints as a
+    /// literal that parses back to the same bits.
+    #[test]
+    fn float_literals_round_trip(bits32 in any::<u32>(), bits64 in any::<u64>()) {
+        for (ty, bits) in [(ScalarType::F32, u64::from(bits32)), (ScalarType::F64, bits64)] {
+            let literal = warpsim_ir::printer::literal_text(bits, ty);
+            let text = kernel_with_literal(ty, &literal);
+            let module = parse_module("l.kir", &text).unwrap();
+            let printed = print_module(&module);
+            prop_assert_eq!(&parse_module("p.kir", &printed).unwrap(), &module);
+            let warpsim_ir::Op::Unary { a: warpsim_ir::Operand::Imm { bits: parsed, .. }, .. } =
+                module.kernels[0].instrs[0].op else { panic!("a mov") };
+            prop_assert_eq!(parsed, bits, "{}", literal);
+        }
+    }
+
+    /// Integer literals of every type round-trip too.
+    #[test]
+    fn integer_literals_round_trip(value in any::<u64>(), type_index in 0usize..12) {
+        let ty = [ScalarType::B8, ScalarType::B16, ScalarType::B32, ScalarType::B64,
+                  ScalarType::U8, ScalarType::U16, ScalarType::U32, ScalarType::U64,
+                  ScalarType::S8, ScalarType::S16, ScalarType::S32, ScalarType::S64][type_index];
+        let bits = value & (u64::MAX >> (64 - ty.bits()));
+        let literal = warpsim_ir::printer::literal_text(bits, ty);
+        let module = parse_module("l.kir", &kernel_with_literal(ty, &literal)).unwrap();
+        let warpsim_ir::Op::Unary { a: warpsim_ir::Operand::Imm { bits: parsed, .. }, .. } =
+            module.kernels[0].instrs[0].op else { panic!("a mov") };
+        prop_assert_eq!(parsed, bits);
+    }
+}
