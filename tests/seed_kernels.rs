@@ -265,3 +265,19 @@ fn fma_loop_matches_the_host() {
         assert_eq!(value.to_bits(), a.to_bits(), "thread {gid}");
     }
 }
+
+#[test]
+fn constant_memory_filter_matches_the_host() {
+    let run = run_program("examples/convolve5", None, 2);
+    let input = f32s(&run.initial("in"));
+    let output = f32s(&run.buffer("out"));
+    let coefficients = [0.0625f32, 0.25, 0.375, 0.25, 0.0625];
+    for (i, &value) in output.iter().enumerate() {
+        let expected = if i < input.len() - 4 {
+            (0..5).fold(0.0f32, |sum, k| coefficients[k].mul_add(input[i + k], sum))
+        } else {
+            0.0
+        };
+        assert_eq!(value.to_bits(), expected.to_bits(), "out[{i}]");
+    }
+}

@@ -121,6 +121,9 @@ pub struct Symbol {
     pub is_array: bool,
     /// Byte alignment (at least the element size).
     pub align: u32,
+    /// Initial values of a `.const` variable, one element's bits each; the
+    /// elements past the list are zero. Empty for other spaces.
+    pub init: Vec<u64>,
     pub loc: SourceLoc,
 }
 

@@ -272,6 +272,7 @@ impl<'a> Parser<'a> {
                         len: Some(1),
                         is_array: false,
                         align: ty.size_bytes(),
+                        init: Vec::new(),
                         loc,
                     },
                 )?;
@@ -295,11 +296,11 @@ impl<'a> Parser<'a> {
                 TokenKind::Directive(name) => match name.as_str() {
                     "loc" => self.parse_loc_directive()?,
                     "reg" => self.parse_reg_declaration(&mut scope)?,
-                    "shared" | "local" | "extern" => self.parse_variable(&mut scope)?,
+                    "shared" | "local" | "const" | "extern" => self.parse_variable(&mut scope)?,
                     _ => {
                         return Err(self.unexpected(
                             &token,
-                            "a declaration (`.reg`, `.shared`, `.local`, `.extern`), a label or an instruction",
+                            "a declaration (`.reg`, `.shared`, `.local`, `.const`, `.extern`), a label or an instruction",
                         ))
                     }
                 },
@@ -427,6 +428,7 @@ impl<'a> Parser<'a> {
         let space = match &space_token.kind {
             TokenKind::Directive(name) if name == "shared" => StateSpace::Shared,
             TokenKind::Directive(name) if name == "local" && !is_extern => StateSpace::Local,
+            TokenKind::Directive(name) if name == "const" && !is_extern => StateSpace::Const,
             _ => return Err(self.unexpected(&space_token, "`.shared` after `.extern`")),
         };
         let mut align = None;
@@ -476,6 +478,35 @@ impl<'a> Parser<'a> {
             }
             (Some(1), false)
         };
+        // `.const` data may be given: `= { 1.0, 2.0 }` for an array, `= 3` for a scalar.
+        let mut init = Vec::new();
+        if self.eat_punct('=') {
+            if space != StateSpace::Const {
+                return Err(
+                    self.error_at(&name_token, "only `.const` variables take initial values")
+                );
+            }
+            let capacity = len.unwrap_or(1);
+            if is_array {
+                self.expect_punct('{')?;
+                loop {
+                    let token = self.peek().clone();
+                    init.push(self.parse_literal(ty)?);
+                    if init.len() as u64 > capacity {
+                        return Err(self.error_at(
+                            &token,
+                            format!("`{name}` has {capacity} elements, but more values are given"),
+                        ));
+                    }
+                    if !self.eat_punct(',') {
+                        break;
+                    }
+                }
+                self.expect_punct('}')?;
+            } else {
+                init.push(self.parse_literal(ty)?);
+            }
+        }
         let align = align.unwrap_or(ty.size_bytes()).max(ty.size_bytes());
         self.declare_symbol(
             scope,
@@ -487,6 +518,7 @@ impl<'a> Parser<'a> {
                 len,
                 is_array,
                 align,
+                init,
                 loc,
             },
         )?;

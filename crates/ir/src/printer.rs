@@ -61,6 +61,18 @@ fn write_module(out: &mut String, module: &Module) -> fmt::Result {
                 (true, None) => write!(out, "[]")?,
                 (false, _) => {}
             }
+            if !symbol.init.is_empty() {
+                let values: Vec<String> = symbol
+                    .init
+                    .iter()
+                    .map(|&bits| literal_text(bits, symbol.ty))
+                    .collect();
+                if symbol.is_array {
+                    write!(out, " = {{{}}}", values.join(", "))?;
+                } else {
+                    write!(out, " = {}", values.join(", "))?;
+                }
+            }
             writeln!(out, ";")?;
         }
         let mut position = 0;

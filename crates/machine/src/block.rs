@@ -72,6 +72,7 @@ enum Target {
     Local(u64),
     Global(u64),
     Param(u64),
+    Const(u64),
 }
 
 impl<'a> BlockRunner<'a> {
@@ -1055,7 +1056,8 @@ fn resolve(space: StateSpace, address: u64) -> Target {
         StateSpace::Shared => Target::Shared(address),
         StateSpace::Local => Target::Local(address),
         StateSpace::Param => Target::Param(address),
-        StateSpace::Global | StateSpace::Const => Target::Global(address),
+        StateSpace::Const => Target::Const(address),
+        StateSpace::Global => Target::Global(address),
         StateSpace::Generic => {
             if (SHARED_WINDOW..SHARED_WINDOW + WINDOW_SIZE).contains(&address) {
                 Target::Shared(address - SHARED_WINDOW)
@@ -1084,14 +1086,6 @@ fn memory_access(
     addr: LoweredAddress,
     store: bool,
 ) -> Result<(), Fault> {
-    if space == StateSpace::Const {
-        return Err(fault(
-            FaultKind::InvalidAccess {
-                message: "the .const space holds no data in this machine".to_string(),
-            },
-            active.trailing_zeros().min(31),
-        ));
-    }
     let size = u32::from(value.size);
     let total = size * u32::from(count);
     let mut shared_lanes = 0u32;
@@ -1135,6 +1129,7 @@ fn memory_access(
                             Target::Local(_) => StateSpace::Local,
                             Target::Global(_) => StateSpace::Global,
                             Target::Param(_) => StateSpace::Param,
+                            Target::Const(_) => StateSpace::Const,
                         },
                         address,
                         size: total,
@@ -1168,10 +1163,10 @@ fn memory_access(
                     Target::Global(address) => {
                         env.global.write(address + element_offset, size, bits).ok()
                     }
-                    Target::Param(_) => {
+                    Target::Param(_) | Target::Const(_) => {
                         return Err(fault(
                             FaultKind::InvalidAccess {
-                                message: "the .param space is read-only".to_string(),
+                                message: "the .param and .const spaces are read-only".to_string(),
                             },
                             lane as u32,
                         ))
@@ -1195,6 +1190,11 @@ fn memory_access(
                     Target::Param(offset) => {
                         read_bytes(env.params, (offset + element_offset) as usize, size)
                     }
+                    Target::Const(offset) => read_bytes(
+                        &env.program.const_data,
+                        (offset + element_offset) as usize,
+                        size,
+                    ),
                 }
                 .ok_or_else(out_of_bounds)?;
                 let extended = if value.sign_extend && size < 8 {
@@ -1372,7 +1372,7 @@ fn atomic(
                     })
                     .map_err(|_| out_of_bounds(StateSpace::Global))?
             }
-            Target::Local(_) | Target::Param(_) => {
+            Target::Local(_) | Target::Param(_) | Target::Const(_) => {
                 return Err(fault(
                     FaultKind::InvalidAccess {
                         message: "atomics work on global and shared memory only".to_string(),

@@ -46,6 +46,8 @@ pub struct Program {
     pub dynamic_shared_offset: u32,
     /// Local memory of one thread, exactly as declared (accesses past it fault).
     pub local_bytes: u32,
+    /// The `.const` space: every `.const` variable with its initial values.
+    pub const_data: Vec<u8>,
     /// Whether blocks may communicate through global memory: the kernel has
     /// global or generic atomics, or strong (`.volatile`, `.relaxed`,
     /// `.acquire`, `.release`) global or generic accesses. Such kernels run
@@ -422,6 +424,7 @@ impl Program {
             static_shared_bytes: layout.static_shared_bytes,
             dynamic_shared_offset: layout.dynamic_shared_offset,
             local_bytes: layout.local_bytes,
+            const_data: layout.const_data,
             communicates_across_blocks: kernel
                 .instrs
                 .iter()
@@ -448,6 +451,7 @@ fn communicates_across_blocks(op: &Op) -> bool {
 }
 
 struct Layout {
+    const_data: Vec<u8>,
     params: Vec<ParamSlot>,
     param_bytes: u32,
     static_shared_bytes: u32,
@@ -477,6 +481,7 @@ impl Lowerer<'_> {
         let mut param_end = 0u64;
         let mut shared_end = 0u64;
         let mut local_end = 0u64;
+        let mut const_end = 0u64;
         let mut dynamic_align = 1u64;
         for (index, symbol) in self.kernel.symbols.iter().enumerate() {
             self.loc = symbol.loc;
@@ -485,6 +490,7 @@ impl Lowerer<'_> {
                 StateSpace::Param => &mut param_end,
                 StateSpace::Shared => &mut shared_end,
                 StateSpace::Local => &mut local_end,
+                StateSpace::Const => &mut const_end,
                 other => {
                     return Err(self.error(format!(
                         "variables in the .{} space are not supported",
@@ -523,7 +529,19 @@ impl Lowerer<'_> {
                 self.symbol_address[index] = dynamic_shared_offset;
             }
         }
+        let mut const_data = vec![0u8; const_end as usize];
+        for (index, symbol) in self.kernel.symbols.iter().enumerate() {
+            let size = symbol.ty.size_bytes() as usize;
+            let start = self.symbol_address[index] as usize;
+            for (element, bits) in symbol.init.iter().enumerate() {
+                let offset = start + element * size;
+                if let Some(slot) = const_data.get_mut(offset..offset + size) {
+                    slot.copy_from_slice(&bits.to_le_bytes()[..size]);
+                }
+            }
+        }
         Ok(Layout {
+            const_data,
             params,
             param_bytes: param_end as u32,
             static_shared_bytes: shared_end as u32,
