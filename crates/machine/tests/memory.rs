@@ -568,24 +568,51 @@ fn misaligned_shared_and_vector_loads() {
     );
 }
 
-// The .const space holds nothing in this machine: a load from it is an invalid access.
+// `.const` data: lane l reads table[l % 3] (every lane of a warp shares the
+// three words), then one lane reads past the table's 12 bytes.
 const CONST_LOAD: &str = r#"
-.kernel constload()
+.kernel constload(.param .u64 out)
 {
-    .reg .u32 %v;
-    ld.const.u32 %v, [0];            // @load
+    .const .align 4 .u32 table[3] = {7, 9, 11};
+    .reg .u32 %l, %index, %base, %v;
+    .reg .u64 %out, %offset;
+    .reg .pred %p;
+    ld.param.u64 %out, [out];
+    mov.u32 %l, %laneid;
+    rem.u32 %index, %l, 3;
+    mov.u32 %base, table;
+    mad.lo.u32 %base, %index, 4, %base;
+    ld.const.u32 %v, [%base];
+    mul.wide.u32 %offset, %l, 4;
+    add.s64 %out, %out, %offset;
+    st.global.u32 [%out], %v;
+    setp.eq.u32 %p, %l, 5;
+@%p ld.const.u32 %v, [12];           // @past_end
+    exit;
 }
 "#;
 
 #[test]
-fn const_space_load_is_an_invalid_access() {
-    let out = run_kernel(CONST_LOAD, 1, 32, &[]);
+fn const_space_holds_its_declared_values_and_nothing_past_them() {
+    let out = run_kernel(CONST_LOAD, 1, 32, &[Arg::zeros(32)]);
     let error = out.fault();
     assert!(
-        matches!(&error.kind, FaultKind::InvalidAccess { message } if message.contains(".const")),
+        matches!(
+            error.kind,
+            FaultKind::OutOfBounds {
+                space: StateSpace::Const,
+                address: 12,
+                size: 4,
+                store: false,
+                ..
+            }
+        ),
         "{error:?}"
     );
-    assert_eq!(error.site.unwrap().pc, out.pc("@load"));
+    let site = error.site.unwrap();
+    assert_eq!((site.pc, site.lane), (out.pc("@past_end"), 5));
+    let want: Vec<u32> = (0..32).map(|lane| [7, 9, 11][lane % 3]).collect();
+    assert_eq!(out.u32s(0), want);
 }
 
 /// The atomic operations of the atomics kernels, one word each; `{S}` is the
