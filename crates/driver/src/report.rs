@@ -145,8 +145,8 @@ impl Report {
         serde_json::to_string_pretty(self).unwrap_or_default() + "\n"
     }
 
-    /// The table: one row per instruction that touched shared, global or local
-    /// memory, then the totals.
+    /// The table: one row per instruction that touched shared, global, local,
+    /// constant or generic memory, then the totals.
     pub fn to_table(&self) -> String {
         let mut out = String::new();
         let _ = writeln!(
@@ -165,17 +165,8 @@ impl Report {
         let rows: Vec<&InstructionReport> = self
             .instructions
             .iter()
-            .filter(|row| {
-                matches!(
-                    row.space,
-                    Some(
-                        StateSpace::Shared
-                            | StateSpace::Global
-                            | StateSpace::Local
-                            | StateSpace::Generic
-                    )
-                )
-            })
+            // Parameter loads are bookkeeping, not data traffic.
+            .filter(|row| row.space.is_some_and(|space| space != StateSpace::Param))
             .collect();
         let locations: Vec<String> = rows
             .iter()
