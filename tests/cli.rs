@@ -260,37 +260,8 @@ fn marker_problems(case: &Case) -> Vec<String> {
 }
 
 /// Cases whose messages do not (yet) name or show the line at fault; see
-/// `launch_and_config_errors_point_at_their_line`.
-const UNLOCATED: &[&str] = &[
-    "config_banks_3",
-    "config_unknown_key",
-    "config_wrong_type",
-    "launch_bad_argument",
-    "launch_block_2048_threads",
-    "launch_block_x_too_large",
-    "launch_buffer_for_scalar",
-    "launch_float_for_integer",
-    "launch_grid_four_numbers",
-    "launch_init_file_length",
-    "launch_init_file_missing",
-    "launch_kernel_not_in_source",
-    "launch_missing_source",
-    "launch_negative_dimension",
-    "launch_ptx_source",
-    "launch_scalar_out_of_range",
-    "launch_toml_syntax",
-    "launch_too_much_shared",
-    "launch_too_much_static_shared",
-    "launch_unknown_buffer",
-    "launch_unknown_init",
-    "launch_unknown_key",
-    "launch_unknown_type",
-    "launch_variable_too_large",
-    "launch_wrong_arg_count",
-    "launch_wrong_type",
-    "launch_zero_dimension",
-    "parse_missing_semicolon",
-];
+/// `launch_and_config_errors_point_at_their_line`. Every case does now.
+const UNLOCATED: &[&str] = &[];
 
 #[test]
 fn messages_name_and_show_the_marked_lines() {
@@ -308,22 +279,35 @@ fn messages_name_and_show_the_marked_lines() {
 }
 
 #[test]
-#[ignore = "bug: launch-file and sim.toml errors name the file but not the line at fault \
-            (kernel not in source, args, grid/block, shared memory, buffers, banks, missing \
-            source or init file), TOML errors give line:column without showing the line, and \
-            lowering errors give file:line without showing the line"]
 fn launch_and_config_errors_point_at_their_line() {
-    let problems: Vec<String> = UNLOCATED
-        .iter()
-        .filter(|name| **name != "parse_missing_semicolon")
-        .flat_map(|name| marker_problems(&case(name)))
-        .collect();
+    // Every launch-file and machine-configuration case marks the line at
+    // fault, and its message names and shows it.
+    let mut problems = Vec::new();
+    for case in cases() {
+        if !(case.name.starts_with("launch_") || case.name.starts_with("config_")) {
+            continue;
+        }
+        if markers(&case).is_empty() {
+            problems.push(format!("{}: no line is marked `<- here`", case.name));
+        }
+        problems.extend(marker_problems(&case));
+    }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
 #[test]
-#[ignore = "bug: a missing `;` is reported at the start of the next statement (line 5) \
-            instead of at the end of the statement that lacks it (line 4)"]
+fn launch_errors_from_the_machine_also_show_the_declaration() {
+    // Too much static shared memory: the launch's `kernel` and the variable.
+    let (_, text) = run_case(&case("launch_too_much_static_shared"));
+    assert!(
+        text.contains("launch_too_much_static_shared.toml:2:1"),
+        "{text}"
+    );
+    assert!(text.contains("data/good.kir:43:5"), "{text}");
+    assert!(text.contains("`big` takes 65536 bytes"), "{text}");
+}
+
+#[test]
 fn a_missing_semicolon_is_reported_where_it_is_missing() {
     let problems = marker_problems(&case("parse_missing_semicolon"));
     assert!(problems.is_empty(), "{}", problems.join("\n"));
@@ -332,8 +316,6 @@ fn a_missing_semicolon_is_reported_where_it_is_missing() {
 }
 
 #[test]
-#[ignore = "bug: a `0d` literal with 17 hex digits says `malformed hexadecimal number` \
-            instead of the digit-count message `0f` literals get"]
 fn a_long_0d_literal_gets_the_digit_count_message() {
     let (_, text) = run_case(&case("lex_f64_digit_count"));
     assert!(
@@ -343,8 +325,6 @@ fn a_long_0d_literal_gets_the_digit_count_message() {
 }
 
 #[test]
-#[ignore = "bug: untagged-enum errors (`data did not match any variant of untagged enum \
-            Argument`/`Init`) do not say what is accepted"]
 fn bad_arguments_and_inits_say_what_is_accepted() {
     let (_, text) = run_case(&case("launch_bad_argument"));
     assert!(!text.contains("untagged enum"), "{text}");
@@ -357,11 +337,34 @@ fn bad_arguments_and_inits_say_what_is_accepted() {
 }
 
 #[test]
-#[ignore = "bug: the init-file length message spells the element type as Rust's `F32`, not \
-            the launch file's `f32`"]
 fn init_file_length_message_spells_the_type_as_launch_files_do() {
     let (_, text) = run_case(&case("launch_init_file_length"));
     assert!(text.contains("32 elements of f32 take 128"), "{text}");
+}
+
+#[test]
+fn a_misaligned_global_access_names_its_buffer_and_offset() {
+    let (_, text) = run_case(&case("fault_misaligned_load"));
+    assert!(
+        text.contains("at address 0x10000000002 (offset 2 of buffer `data`)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_source_without_kernels_says_so() {
+    let (_, text) = run_case(&case("launch_source_defines_no_kernel"));
+    assert!(text.contains("the file defines no kernel"), "{text}");
+    assert!(!text.contains("it has:"), "{text}");
+}
+
+#[test]
+fn problems_in_several_kernels_are_problems_of_the_source() {
+    let (_, text) = run_case(&case("verify_several_problems"));
+    assert!(
+        text.ends_with("error: the source has 8 problems\n"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -499,9 +502,6 @@ fn run_limited(dir: &Path, args: &[&str]) -> Output {
 }
 
 #[test]
-#[ignore = "bug: a kernel with 1 GiB of .local per thread aborts the process (`memory \
-            allocation of 1099511627776 bytes failed`, SIGABRT) instead of being refused \
-            with exit code 2; nothing limits local memory per thread"]
 fn huge_local_memory_is_refused_as_bad_input() {
     let output = run_limited(&fail_dir().join("bugs"), &["run", "local_1gib.toml"]);
     assert_no_panic(&output, "local_1gib");
@@ -515,24 +515,18 @@ fn huge_local_memory_is_refused_as_bad_input() {
 }
 
 #[test]
-#[ignore = "bug: `.local .u8 scratch[4294967295]` lowers to 0 bytes of local memory \
-            (align_up(2^32 - 1, 8) as u32 wraps), so a store to scratch[0] faults as \
-            out of bounds (exit 1) instead of the declaration being refused (exit 2)"]
 fn a_local_array_of_4_gib_is_refused_not_truncated() {
     let output = run_limited(&fail_dir().join("bugs"), &["run", "local_wraps.toml"]);
     assert_no_panic(&output, "local_wraps");
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     assert!(
-        stderr(&output).contains("local_wraps.kir:3"),
+        stderr(&output).contains("local_wraps.kir:4"),
         "{}",
         stderr(&output)
     );
 }
 
 #[test]
-#[ignore = "bug: a global load at 0xfffffffffffffffc panics (`attempt to add with overflow` in \
-            machine/src/block.rs push_sectors, exit 101) instead of faulting as out of bounds \
-            (exit 1); found by tests/fuzz.rs"]
 fn a_load_at_the_top_of_the_address_space_is_out_of_bounds() {
     let output = run_in(
         &fail_dir().join("bugs"),
@@ -1116,7 +1110,6 @@ fn verbose_logs_go_to_stderr() {
 }
 
 #[test]
-#[ignore = "bug: -v logs carry ANSI colour codes even when stderr is not a terminal"]
 fn verbose_logs_to_a_pipe_have_no_colour_codes() {
     let verbose = run(&["-v", "run", SET_ROW_READ_COL]);
     assert!(

@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use indexmap::IndexMap;
 use warpsim_ir::{ScalarType, TypeKind};
 use warpsim_machine::memory::{buffer_base, MAX_BUFFER_BYTES};
 
@@ -17,6 +18,7 @@ use warpsim_machine::program::ParamSlot;
 
 use crate::error::InputError;
 use crate::launch_file::{Argument, BufferSpec, ElementType, Init, NamedInit, TableInit};
+use crate::toml_file::TomlFile;
 
 /// SplitMix64 (Steele, Lea and Flood, "Fast splittable pseudorandom number
 /// generators", OOPSLA 2014): tiny, and the same sequence on every host.
@@ -54,42 +56,59 @@ enum Element {
     Bits(u64),
 }
 
-/// The initial bytes of a buffer.
+/// The initial bytes of buffer `name`; errors point at its keys in `launch`.
 pub fn initial_contents(
     name: &str,
     spec: &BufferSpec,
     base_dir: &Path,
-    launch_path: &Path,
+    launch: &TomlFile,
 ) -> Result<Vec<u8>, InputError> {
-    let launch_error = |message: String| InputError::Launch {
-        path: launch_path.to_path_buf(),
-        message: format!("buffer `{name}`: {message}"),
+    let error = |key: &str, message: String, label: String| -> InputError {
+        launch
+            .error(format!("buffer `{name}`: {message}"))
+            .at(&["buffers", name, key], label)
+            .into_error()
     };
     let bytes_len = spec
         .len
         .checked_mul(spec.element.size())
         .filter(|&bytes| bytes <= MAX_HOST_BUFFER_BYTES)
         .ok_or_else(|| {
-            launch_error(format!(
-                "{} elements is more than the {} GiB a buffer may hold",
-                spec.len,
-                MAX_HOST_BUFFER_BYTES >> 30
-            ))
+            error(
+                "len",
+                format!(
+                    "{} elements is more than the {} GiB a buffer may hold",
+                    spec.len,
+                    MAX_HOST_BUFFER_BYTES >> 30
+                ),
+                format!(
+                    "at most {} elements of {}",
+                    MAX_HOST_BUFFER_BYTES / spec.element.size(),
+                    spec.element
+                ),
+            )
         })?;
     if let Init::Table(TableInit::File(file)) = &spec.init {
         let path = base_dir.join(file);
-        let bytes = std::fs::read(&path).map_err(|error| InputError::Io {
-            path: path.clone(),
-            message: error.to_string(),
+        let bytes = std::fs::read(&path).map_err(|io| {
+            error(
+                "init",
+                format!("cannot read {}: {io}", path.display()),
+                String::new(),
+            )
         })?;
         if bytes.len() as u64 != bytes_len {
-            return Err(launch_error(format!(
-                "{} has {} bytes, but {} elements of {:?} take {bytes_len}",
-                path.display(),
-                bytes.len(),
-                spec.len,
-                spec.element
-            )));
+            return Err(error(
+                "init",
+                format!(
+                    "{} has {} bytes, but {} elements of {} take {bytes_len}",
+                    path.display(),
+                    bytes.len(),
+                    spec.len,
+                    spec.element
+                ),
+                format!("{} bytes", bytes.len()),
+            ));
         }
         return Ok(bytes);
     }
@@ -99,17 +118,23 @@ pub fn initial_contents(
         _ => 0,
     });
     let size_bits = spec.element.size() * 8;
+    if let Init::Table(TableInit::Fill(value)) = &spec.init {
+        if spec.len > 0 && !spec.element.is_float() && value.fract() != 0.0 {
+            return Err(error(
+                "init",
+                format!(
+                    "fill value {value} is not an integer, but the buffer holds {}",
+                    spec.element
+                ),
+                String::new(),
+            ));
+        }
+    }
     for index in 0..spec.len {
         let value = match &spec.init {
             Init::Zero | Init::Named(NamedInit::Zero) => Element::Bits(0),
             Init::Named(NamedInit::Iota) => Element::Int(index as i64),
             Init::Table(TableInit::Fill(value)) => {
-                if !spec.element.is_float() && value.fract() != 0.0 {
-                    return Err(launch_error(format!(
-                        "fill value {value} is not an integer, but the buffer holds {:?}",
-                        spec.element
-                    )));
-                }
                 if spec.element.is_float() {
                     Element::Float(*value)
                 } else {
@@ -134,29 +159,39 @@ pub fn initial_contents(
 
 /// Lays out the kernel's arguments in its parameter buffer: a buffer argument
 /// becomes the buffer's global address, a number is converted to the
-/// parameter's type.
+/// parameter's type. Errors point at the argument in `launch`.
 pub fn parameter_buffer(
     params: &[ParamSlot],
     param_bytes: u32,
     args: &[Argument],
-    buffer_index: impl Fn(&str) -> Option<usize>,
-    launch_path: &Path,
+    buffers: &IndexMap<String, BufferSpec>,
+    launch: &TomlFile,
 ) -> Result<Vec<u8>, InputError> {
-    let error = |message: String| InputError::Launch {
-        path: launch_path.to_path_buf(),
-        message,
-    };
     if params.len() != args.len() {
         let names: Vec<String> = params
             .iter()
             .map(|param| format!("{} .{}", param.name, param.ty))
             .collect();
-        return Err(error(format!(
+        let message = format!(
             "the kernel takes {} parameters ({}), but `args` has {}",
             params.len(),
             names.join(", "),
             args.len()
-        )));
+        );
+        let error = launch.error(message);
+        let error = if launch.key_span(&["args"]).is_some() {
+            error.at(
+                &["args"],
+                format!(
+                    "{} argument{}",
+                    args.len(),
+                    if args.len() == 1 { "" } else { "s" }
+                ),
+            )
+        } else {
+            error.at(&["kernel"], "no `args` for its parameters")
+        };
+        return Err(error.into_error());
     }
     let mut bytes = vec![0u8; param_bytes as usize];
     for (position, (param, arg)) in params.iter().zip(args).enumerate() {
@@ -166,31 +201,56 @@ pub fn parameter_buffer(
             param.name,
             param.ty
         );
+        let index = position.to_string();
+        let error = |message: String, label: String| -> InputError {
+            launch
+                .error(format!("{context}: {message}"))
+                .at(&["args", &index], label)
+                .into_error()
+        };
+        let param_label = || format!("`{}` is .{}", param.name, param.ty);
         let size = param.ty.size_bytes() as usize;
         let bits: u64 = match arg {
             Argument::Buffer(name) => {
-                let index = buffer_index(name).ok_or_else(|| {
-                    error(format!("{context}: no buffer named `{name}` in [buffers]"))
-                })?;
+                let Some(index) = buffers.get_index_of(name) else {
+                    let names: Vec<String> =
+                        buffers.keys().map(|name| format!("`{name}`")).collect();
+                    let note = if names.is_empty() {
+                        "the launch file has no [buffers]".to_string()
+                    } else {
+                        format!("the buffers are {}", names.join(", "))
+                    };
+                    return Err(launch
+                        .error(format!("{context}: no buffer named `{name}` in [buffers]"))
+                        .at(&["args", &index], "no such buffer")
+                        .note(note)
+                        .into_error());
+                };
                 if size != 8 || param.ty.is_float() {
-                    return Err(error(format!(
-                        "{context}: a buffer is passed as a 64-bit address, but the parameter is .{}",
-                        param.ty
-                    )));
+                    return Err(error(
+                        format!(
+                            "a buffer is passed as a 64-bit address, but the parameter is .{}",
+                            param.ty
+                        ),
+                        param_label(),
+                    ));
                 }
                 buffer_base(index)
             }
             Argument::Integer(value) => scalar_bits(param.ty, i128::from(*value), None)
-                .map_err(|message| error(format!("{context}: {message}")))?,
+                .map_err(|message| error(message, param_label()))?,
             Argument::Float(value) => {
                 if !param.ty.is_float() {
-                    return Err(error(format!(
-                        "{context}: {value} is not an integer, but the parameter is .{}",
-                        param.ty
-                    )));
+                    return Err(error(
+                        format!(
+                            "{value} is not an integer, but the parameter is .{}",
+                            param.ty
+                        ),
+                        param_label(),
+                    ));
                 }
                 scalar_bits(param.ty, 0, Some(*value))
-                    .map_err(|message| error(format!("{context}: {message}")))?
+                    .map_err(|message| error(message, param_label()))?
             }
         };
         let offset = param.offset as usize;

@@ -11,8 +11,9 @@ use std::path::{Path, PathBuf};
 use codespan_reporting::diagnostic::{Diagnostic, Label};
 use codespan_reporting::files::SimpleFiles;
 use codespan_reporting::term::{self, termcolor::NoColor};
-use warpsim_ir::{ParseError, VerifyError};
+use warpsim_ir::{ParseError, StateSpace, VerifyError};
 use warpsim_machine::error::{ExecError, FaultKind, PathPosition, Waiting};
+use warpsim_machine::memory::{buffer_base, LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE};
 
 /// Source texts by the names locations use, read lazily.
 pub struct Sources {
@@ -54,10 +55,7 @@ impl Sources {
     fn line_range(&mut self, name: &str, line: u32) -> Option<(usize, Range<usize>)> {
         let id = self.id(name)?;
         let text = self.files.get(id).ok()?.source();
-        let start = line_start(text, line)?;
-        let end = text[start..].find('\n').map_or(text.len(), |n| start + n);
-        let indent = text[start..end].len() - text[start..end].trim_start().len();
-        Some((id, start + indent..end.max(start + indent)))
+        Some((id, line_span(text, line)?))
     }
 
     fn render(&self, diagnostic: &Diagnostic<usize>) -> String {
@@ -133,6 +131,83 @@ pub fn lane_ranges(mask: u32) -> String {
     }
 }
 
+/// A mark on a line of a file: the primary one says where the error is,
+/// secondary ones show related places.
+#[derive(Clone, Debug)]
+pub struct FileLabel {
+    /// Which of the files given to [`render_labels`].
+    pub file: usize,
+    /// Byte range in the file's text; only its first line is marked.
+    pub span: Range<usize>,
+    pub message: String,
+    pub primary: bool,
+}
+
+/// An error with lines of `files` (names and texts) shown and marked, and
+/// notes after them.
+pub fn render_labels(
+    files: &[(String, String)],
+    message: &str,
+    labels: &[FileLabel],
+    notes: &[String],
+) -> String {
+    let mut simple_files = SimpleFiles::new();
+    for (name, text) in files {
+        simple_files.add(name.clone(), text.clone());
+    }
+    let labels = labels
+        .iter()
+        .filter_map(|label| {
+            let text = &files.get(label.file)?.1;
+            let start = floor_char_boundary(text, label.span.start);
+            // A span over several lines (a whole table) is shown by its
+            // first line (the table's header).
+            let line_end = text[start..].find('\n').map_or(text.len(), |n| start + n);
+            let end = floor_char_boundary(text, label.span.end.clamp(start, line_end));
+            let marker = if label.primary {
+                Label::primary(label.file, start..end)
+            } else {
+                Label::secondary(label.file, start..end)
+            };
+            Some(marker.with_message(&label.message))
+        })
+        .collect();
+    let diagnostic = Diagnostic::error()
+        .with_message(message)
+        .with_labels(labels)
+        .with_notes(notes.to_vec());
+    let sources = Sources {
+        files: simple_files,
+        ids: HashMap::new(),
+        base_dir: PathBuf::new(),
+    };
+    sources.render(&diagnostic)
+}
+
+/// The byte range of line `line` (1-based) of `text`, without its indentation.
+pub fn line_span(text: &str, line: u32) -> Option<Range<usize>> {
+    let start = line_start(text, line)?;
+    let end = text[start..].find('\n').map_or(text.len(), |n| start + n);
+    let indent = text[start..end].len() - text[start..end].trim_start().len();
+    Some(start + indent..end.max(start + indent))
+}
+
+fn floor_char_boundary(text: &str, offset: usize) -> usize {
+    let mut offset = offset.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    offset
+}
+
+/// An error at a line of a source file (read through `sources`), with that
+/// line shown; or with the place as a note when the file cannot be read.
+pub fn render_at_line(sources: &mut Sources, message: &str, file: &str, line: u32) -> String {
+    let diagnostic = Diagnostic::error().with_message(message);
+    let diagnostic = sources.at_line(diagnostic, file, line, String::new(), true);
+    sources.render(&diagnostic)
+}
+
 /// A parse error with the offending span marked.
 pub fn render_parse_error(error: &ParseError, text: &str) -> String {
     let mut files = SimpleFiles::new();
@@ -173,16 +248,88 @@ pub fn render_verify_error(error: &VerifyError, sources: &mut Sources) -> String
             sources.at_line(diagnostic, &problem.file, problem.line, String::new(), true);
         out.push_str(&sources.render(&diagnostic));
     }
+    let first_kernel = error.problems.first().map(|problem| &problem.kernel);
+    let one_kernel = error
+        .problems
+        .iter()
+        .all(|problem| Some(&problem.kernel) == first_kernel);
     out.push_str(&format!(
-        "error: the kernel has {} problem{}\n",
+        "error: the {} has {} problem{}\n",
+        if one_kernel { "kernel" } else { "source" },
         error.problems.len(),
         if error.problems.len() == 1 { "" } else { "s" }
     ));
     out
 }
 
+/// The launch's global buffers, by name and length in bytes in launch order,
+/// to say which buffer a global address falls in.
+#[derive(Clone, Debug, Default)]
+pub struct BufferMap {
+    buffers: Vec<(String, u64)>,
+}
+
+impl BufferMap {
+    pub fn new(buffers: impl IntoIterator<Item = (String, u64)>) -> BufferMap {
+        BufferMap {
+            buffers: buffers.into_iter().collect(),
+        }
+    }
+
+    /// Where a global address is, as fault messages put it: ` (offset 8 of
+    /// buffer `a`)`, ` (offset 64 of buffer `a`, past its end)` or ` (in no buffer)`.
+    fn whereabouts(&self, address: u64) -> String {
+        let found = self
+            .buffers
+            .iter()
+            .enumerate()
+            .find_map(|(index, (name, len))| {
+                let base = buffer_base(index);
+                let offset = address.checked_sub(base)?;
+                (address < buffer_base(index + 1)).then_some((name, offset, *len))
+            });
+        match found {
+            Some((name, offset, len)) if offset < len => {
+                format!(" (offset {offset} of buffer `{name}`)")
+            }
+            Some((name, offset, _)) => {
+                format!(" (offset {offset} of buffer `{name}`, past its end)")
+            }
+            None => " (in no buffer)".to_string(),
+        }
+    }
+}
+
+/// Whether an access of `space` at `address` goes to global memory.
+fn is_global(space: StateSpace, address: u64) -> bool {
+    match space {
+        StateSpace::Global => true,
+        StateSpace::Generic => ![SHARED_WINDOW, LOCAL_WINDOW]
+            .iter()
+            .any(|&window| (window..window.saturating_add(WINDOW_SIZE)).contains(&address)),
+        _ => false,
+    }
+}
+
 /// A one-line summary of a fault, for the report's `error` field.
 pub fn fault_summary(error: &ExecError, file_of: &dyn Fn(u32) -> (String, u32)) -> String {
+    fault_summary_in(error, file_of, None)
+}
+
+/// [`fault_summary`], naming the buffer a misaligned global address is in.
+pub fn fault_summary_with_buffers(
+    error: &ExecError,
+    file_of: &dyn Fn(u32) -> (String, u32),
+    buffers: &BufferMap,
+) -> String {
+    fault_summary_in(error, file_of, Some(buffers))
+}
+
+fn fault_summary_in(
+    error: &ExecError,
+    file_of: &dyn Fn(u32) -> (String, u32),
+    buffers: Option<&BufferMap>,
+) -> String {
     let block = format!(
         "block ({},{},{})",
         error.block[0], error.block[1], error.block[2]
@@ -197,10 +344,10 @@ pub fn fault_summary(error: &ExecError, file_of: &dyn Fn(u32) -> (String, u32)) 
         }
         None => block,
     };
-    format!("{place}: {}", fault_message(&error.kind))
+    format!("{place}: {}", fault_message(&error.kind, buffers))
 }
 
-fn fault_message(kind: &FaultKind) -> String {
+fn fault_message(kind: &FaultKind, buffers: Option<&BufferMap>) -> String {
     match kind {
         FaultKind::OutOfBounds {
             space,
@@ -225,10 +372,16 @@ fn fault_message(kind: &FaultKind) -> String {
             space,
             address,
             size,
-        } => format!(
-            "misaligned {size}-byte {} access at address {address:#x}: it must be a multiple of {size}",
-            space.name()
-        ),
+        } => {
+            let whereabouts = match buffers {
+                Some(buffers) if is_global(*space, *address) => buffers.whereabouts(*address),
+                _ => String::new(),
+            };
+            format!(
+                "misaligned {size}-byte {} access at address {address:#x}{whereabouts}: it must be a multiple of {size}",
+                space.name()
+            )
+        }
         FaultKind::InvalidAccess { message } | FaultKind::InvalidBarrier { message } => message.clone(),
         FaultKind::Deadlock => "deadlock: no thread of the block can move again".to_string(),
         FaultKind::InstructionLimit { limit } => format!(
@@ -252,11 +405,30 @@ pub fn render_fault(
     file_of: &dyn Fn(u32) -> (String, u32),
     sources: &mut Sources,
 ) -> String {
+    render_fault_in(error, file_of, sources, None)
+}
+
+/// [`render_fault`], naming the buffer a misaligned global address is in.
+pub fn render_fault_with_buffers(
+    error: &ExecError,
+    file_of: &dyn Fn(u32) -> (String, u32),
+    sources: &mut Sources,
+    buffers: &BufferMap,
+) -> String {
+    render_fault_in(error, file_of, sources, Some(buffers))
+}
+
+fn render_fault_in(
+    error: &ExecError,
+    file_of: &dyn Fn(u32) -> (String, u32),
+    sources: &mut Sources,
+    buffers: Option<&BufferMap>,
+) -> String {
     let block = format!(
         "block ({},{},{})",
         error.block[0], error.block[1], error.block[2]
     );
-    let mut diagnostic = Diagnostic::error().with_message(fault_message(&error.kind));
+    let mut diagnostic = Diagnostic::error().with_message(fault_message(&error.kind, buffers));
     if let Some(site) = &error.site {
         let (file, line) = file_of(site.pc);
         diagnostic = sources.at_line(

@@ -1,48 +1,36 @@
 //! Errors of bad input (exit code 2): unreadable files, malformed TOML, IR
 //! that does not parse or verify, launches that cannot start. Each names the
-//! file and, where there is one, the line.
+//! file and, where there is one, the line, and shows that line the way a
+//! compiler does.
 
-use std::path::{Path, PathBuf};
-
-use serde::de::DeserializeOwned;
+use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
 pub enum InputError {
     #[error("{}: cannot read: {message}", path.display())]
     Io { path: PathBuf, message: String },
-    /// A TOML file that does not parse or has unknown keys or bad values.
-    #[error("{}:{line}:{column}: {message}", path.display())]
-    Toml {
-        path: PathBuf,
-        line: usize,
-        column: usize,
-        message: String,
-    },
-    /// The kernel source does not parse or verify; `rendered` shows the
-    /// source lines with the problems marked.
-    #[error("{rendered}")]
-    Source { summary: String, rendered: String },
-    /// The launch file is well-formed TOML but asks for something impossible.
+    /// A problem at a place in a file: a key or value of a TOML file (a
+    /// launch file or a machine configuration), or a line of the kernel
+    /// source. `summary` is one line, `FILE:LINE:COLUMN: MESSAGE`; `rendered`
+    /// is the whole message with the line shown and the spot marked.
+    #[error("{summary}")]
+    Located { summary: String, rendered: String },
+    /// The launch asks for something impossible, with no line to point at.
     #[error("{}: {message}", path.display())]
     Launch { path: PathBuf, message: String },
     #[error("{0}")]
     Other(String),
 }
 
-/// Parses TOML into `T`, turning the error's byte span into a line and column.
-pub fn parse_toml<T: DeserializeOwned>(path: &Path, text: &str) -> Result<T, InputError> {
-    toml::from_str(text).map_err(|error| {
-        let (line, column) = error
-            .span()
-            .map(|span| line_column(text, span.start))
-            .unwrap_or((1, 1));
-        InputError::Toml {
-            path: path.to_path_buf(),
-            line,
-            column,
-            message: error.message().trim().to_string(),
+impl InputError {
+    /// The message as the command prints it: compiler-style, with the line at
+    /// fault shown where there is one, ending with a newline.
+    pub fn render(&self) -> String {
+        match self {
+            InputError::Located { rendered, .. } => rendered.clone(),
+            other => format!("error: {other}\n"),
         }
-    })
+    }
 }
 
 /// 1-based line and column of a byte offset.

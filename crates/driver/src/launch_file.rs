@@ -2,12 +2,15 @@
 //! arguments and the buffers behind them. The field names are a contract that
 //! other tools write (issue 2), so unknown fields are errors.
 
+use std::fmt;
 use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 
 use crate::error::InputError;
+use crate::toml_file::TomlFile;
 
 /// A launch file as written.
 #[derive(Clone, Debug, Deserialize)]
@@ -31,12 +34,65 @@ pub struct LaunchFile {
     pub buffers: IndexMap<String, BufferSpec>,
 }
 
-#[derive(Clone, Debug, Deserialize)]
-#[serde(untagged)]
+/// An argument: a string names a buffer, a number is a scalar.
+#[derive(Clone, Debug, PartialEq)]
 pub enum Argument {
     Buffer(String),
     Integer(i64),
     Float(f64),
+}
+
+/// What an argument may be, for messages.
+const ARGUMENT_FORMS: &str = "an argument is a buffer name (string) or a number";
+
+impl<'de> Deserialize<'de> for Argument {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Argument, D::Error> {
+        struct ArgumentVisitor;
+
+        impl<'de> Visitor<'de> for ArgumentVisitor {
+            type Value = Argument;
+
+            fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+                formatter.write_str("a buffer name (string) or a number")
+            }
+
+            fn visit_i64<E: de::Error>(self, value: i64) -> Result<Argument, E> {
+                Ok(Argument::Integer(value))
+            }
+
+            fn visit_u64<E: de::Error>(self, value: u64) -> Result<Argument, E> {
+                i64::try_from(value)
+                    .map(Argument::Integer)
+                    .map_err(|_| E::custom(format!("{value} is too large for an argument")))
+            }
+
+            fn visit_f64<E: de::Error>(self, value: f64) -> Result<Argument, E> {
+                Ok(Argument::Float(value))
+            }
+
+            fn visit_str<E: de::Error>(self, value: &str) -> Result<Argument, E> {
+                Ok(Argument::Buffer(value.to_string()))
+            }
+
+            fn visit_bool<E: de::Error>(self, value: bool) -> Result<Argument, E> {
+                Err(E::custom(format!(
+                    "{ARGUMENT_FORMS}, not a boolean (`{value}`)"
+                )))
+            }
+
+            fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<Argument, A::Error> {
+                Err(de::Error::custom(format!("{ARGUMENT_FORMS}, not an array")))
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<Argument, A::Error> {
+                Err(de::Error::custom(format!(
+                    "{ARGUMENT_FORMS}, not a table or a date"
+                )))
+            }
+        }
+
+        deserializer.deserialize_any(ArgumentVisitor)
+    }
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -66,6 +122,24 @@ pub enum ElementType {
     F64,
 }
 
+impl fmt::Display for ElementType {
+    /// As launch files spell it: `f32`.
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(match self {
+            ElementType::U8 => "u8",
+            ElementType::U16 => "u16",
+            ElementType::U32 => "u32",
+            ElementType::U64 => "u64",
+            ElementType::I8 => "i8",
+            ElementType::I16 => "i16",
+            ElementType::I32 => "i32",
+            ElementType::I64 => "i64",
+            ElementType::F32 => "f32",
+            ElementType::F64 => "f64",
+        })
+    }
+}
+
 impl ElementType {
     pub fn size(self) -> u64 {
         match self {
@@ -89,44 +163,113 @@ impl ElementType {
 }
 
 /// How a buffer starts.
-#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
-#[serde(untagged)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub enum Init {
+    /// No `init`: zeros.
     #[default]
-    #[serde(skip)]
     Zero,
     /// `"zero"` or `"iota"`.
     Named(NamedInit),
     Table(TableInit),
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NamedInit {
     Zero,
     Iota,
 }
 
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "lowercase")]
+#[derive(Clone, Debug, PartialEq)]
 pub enum TableInit {
-    /// Every element this value.
+    /// `{ fill = N }`: every element this value.
     Fill(f64),
-    /// Seeded pseudo-random values: integers uniform over the type, floats
-    /// uniform in [0, 1).
+    /// `{ random = SEED }`: seeded pseudo-random values, integers uniform
+    /// over the type, floats uniform in [0, 1).
     Random(u64),
-    /// Raw little-endian contents, relative to the launch file.
+    /// `{ file = "PATH" }`: raw little-endian contents, relative to the
+    /// launch file.
     File(PathBuf),
+}
+
+/// What `init` may be, for messages.
+const INIT_FORMS: &str =
+    "`init` must be \"zero\", \"iota\", { fill = N }, { random = SEED } or { file = \"PATH\" }";
+
+impl<'de> Deserialize<'de> for Init {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Init, D::Error> {
+        struct InitVisitor;
+
+        impl<'de> Visitor<'de> for InitVisitor {
+            type Value = Init;
+
+            fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+                formatter.write_str(INIT_FORMS)
+            }
+
+            fn visit_str<E: de::Error>(self, value: &str) -> Result<Init, E> {
+                match value {
+                    "zero" => Ok(Init::Named(NamedInit::Zero)),
+                    "iota" => Ok(Init::Named(NamedInit::Iota)),
+                    _ => Err(E::custom(format!("{INIT_FORMS}, not \"{value}\""))),
+                }
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Init, A::Error> {
+                let Some(key) = map.next_key::<String>()? else {
+                    return Err(de::Error::custom(format!(
+                        "{INIT_FORMS}, not an empty table"
+                    )));
+                };
+                let init = match key.as_str() {
+                    "fill" => TableInit::Fill(map.next_value()?),
+                    "random" => TableInit::Random(map.next_value()?),
+                    "file" => TableInit::File(map.next_value()?),
+                    _ if key.starts_with("$__toml_private") => {
+                        return Err(de::Error::custom(format!("{INIT_FORMS}, not a date")))
+                    }
+                    _ => {
+                        return Err(de::Error::custom(format!(
+                            "{INIT_FORMS}, not a table with `{key}`"
+                        )))
+                    }
+                };
+                if let Some(other) = map.next_key::<String>()? {
+                    return Err(de::Error::custom(format!(
+                        "{INIT_FORMS}: a table with `{key}` cannot also have `{other}`"
+                    )));
+                }
+                Ok(Init::Table(init))
+            }
+
+            fn visit_bool<E: de::Error>(self, value: bool) -> Result<Init, E> {
+                Err(E::custom(format!("{INIT_FORMS}, not `{value}`")))
+            }
+
+            fn visit_i64<E: de::Error>(self, value: i64) -> Result<Init, E> {
+                Err(E::custom(format!(
+                    "{INIT_FORMS}, not `{value}` (to fill, write {{ fill = {value} }})"
+                )))
+            }
+
+            fn visit_f64<E: de::Error>(self, value: f64) -> Result<Init, E> {
+                Err(E::custom(format!(
+                    "{INIT_FORMS}, not `{value}` (to fill, write {{ fill = {value} }})"
+                )))
+            }
+
+            fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<Init, A::Error> {
+                Err(de::Error::custom(format!("{INIT_FORMS}, not an array")))
+            }
+        }
+
+        deserializer.deserialize_any(InitVisitor)
+    }
 }
 
 impl LaunchFile {
     /// Reads and parses a launch file; errors name the file, line and key.
     pub fn load(path: &Path) -> Result<LaunchFile, InputError> {
-        let text = std::fs::read_to_string(path).map_err(|error| InputError::Io {
-            path: path.to_path_buf(),
-            message: error.to_string(),
-        })?;
-        crate::error::parse_toml(path, &text)
+        TomlFile::read(path)?.parse()
     }
 
     /// The directory relative paths in the file are taken from.
@@ -136,13 +279,13 @@ impl LaunchFile {
             .unwrap_or_else(|| PathBuf::from("."))
     }
 
-    /// Grid or block as three dimensions.
-    pub fn dims(values: &[u32], what: &str, path: &Path) -> Result<[u32; 3], InputError> {
+    /// Grid or block (`what`) as three dimensions, or why they are not.
+    pub fn dims(values: &[u32], what: &str) -> Result<[u32; 3], String> {
         if values.is_empty() || values.len() > 3 {
-            return Err(InputError::Launch {
-                path: path.to_path_buf(),
-                message: format!("`{what}` needs 1 to 3 numbers, not {}", values.len()),
-            });
+            return Err(format!(
+                "`{what}` needs 1 to 3 numbers, not {}",
+                values.len()
+            ));
         }
         let mut dims = [1; 3];
         dims[..values.len()].copy_from_slice(values);

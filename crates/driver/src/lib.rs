@@ -9,32 +9,141 @@ pub mod diagnostics;
 pub mod error;
 pub mod launch_file;
 pub mod report;
+pub mod toml_file;
 
 use std::path::{Path, PathBuf};
 
-use warpsim_ir::{KernelId, Module};
+use warpsim_ir::{KernelId, Module, StateSpace};
 use warpsim_machine::{GlobalMemory, Launch, MachineConfig, Program};
 
 pub use error::InputError;
 pub use launch_file::LaunchFile;
 pub use report::Report;
+use toml_file::FileError;
+pub use toml_file::TomlFile;
 
 /// Reads a machine configuration, or the built-in Hopper preset (the same
 /// machine as the repository's `sim.toml`) when no path is given.
 pub fn load_config(path: Option<&Path>) -> Result<MachineConfig, InputError> {
+    Ok(read_config(path)?.0)
+}
+
+/// [`load_config`], also giving the file read, for [`prepare_with`] to point
+/// at when the configuration is why a launch cannot run.
+pub fn read_config(path: Option<&Path>) -> Result<(MachineConfig, Option<TomlFile>), InputError> {
     let Some(path) = path else {
-        return Ok(MachineConfig::hopper());
+        return Ok((MachineConfig::hopper(), None));
     };
-    let text = std::fs::read_to_string(path).map_err(|error| InputError::Io {
-        path: path.to_path_buf(),
-        message: error.to_string(),
-    })?;
-    let config: MachineConfig = error::parse_toml(path, &text)?;
-    config.validate().map_err(|message| InputError::Launch {
-        path: path.to_path_buf(),
-        message,
-    })?;
-    Ok(config)
+    let file = TomlFile::read(path)?;
+    let config: MachineConfig = file.parse()?;
+    config
+        .validate()
+        .map_err(|message| config_error(&file, message))?;
+    Ok((config, Some(file)))
+}
+
+/// Sections of a machine configuration.
+const CONFIG_SECTIONS: [&str; 4] = ["device", "shared_memory", "barriers", "limits"];
+
+/// A problem with the values of a machine configuration, at the keys its
+/// message names: `section.key` words, or for messages that start with
+/// `section: ` (the bank geometry's), the key their words are about.
+fn config_error(file: &TomlFile, message: String) -> InputError {
+    let mut keys: Vec<Vec<&str>> = message
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+        .map(|word| word.trim_end_matches('.'))
+        .filter_map(|word| {
+            let parts: Vec<&str> = word.split('.').collect();
+            (parts.len() >= 2 && CONFIG_SECTIONS.contains(&parts[0])).then_some(parts)
+        })
+        .collect();
+    keys.dedup();
+    if keys.is_empty() {
+        if let Some((section, rest)) = message.split_once(": ") {
+            if CONFIG_SECTIONS.contains(&section) {
+                let key = match section {
+                    "shared_memory" if rest.starts_with("the bank count") => Some("banks"),
+                    "shared_memory" if rest.starts_with("the bank width") => {
+                        Some("bank_width_bytes")
+                    }
+                    _ => None,
+                };
+                keys.push(std::iter::once(section).chain(key).collect());
+            }
+        }
+    }
+    let mut error = file.error(message.clone());
+    for (index, key) in keys.iter().enumerate() {
+        error = if index == 0 {
+            error.at(key, "")
+        } else {
+            error.also_at(key, "")
+        };
+    }
+    error.into_error()
+}
+
+/// A launch the machine refuses (`validate_launch`), at the launch-file key
+/// that asks for it (or the configuration key that forbids it).
+fn launch_error(
+    launch: &TomlFile,
+    config_file: Option<&TomlFile>,
+    source: &KernelSource,
+    program: &Program,
+    message: String,
+) -> InputError {
+    if let Some(config_file) = config_file {
+        let first_word = message.split_whitespace().next().unwrap_or("");
+        if CONFIG_SECTIONS
+            .iter()
+            .any(|section| first_word.starts_with(&format!("{section}.")))
+        {
+            return config_error(config_file, message);
+        }
+    }
+    let static_shared = format!(
+        "declares {} bytes of static shared memory",
+        program.static_shared_bytes
+    );
+    let error = launch.error(message.clone());
+    // "grid dimension y is 0": the number at fault, when the file has it.
+    let axis = |what: &str| {
+        let rest = message.strip_prefix(what)?.strip_prefix(" dimension ")?;
+        ["x", "y", "z"]
+            .iter()
+            .position(|axis| rest.starts_with(&format!("{axis} ")))
+            .map(|index| index.to_string())
+    };
+    let error = if let Some(index) = axis("grid") {
+        error.at(&["grid", &index], "")
+    } else if let Some(index) = axis("block") {
+        error.at(&["block", &index], "")
+    } else if message.starts_with("grid") {
+        error.at(&["grid"], "")
+    } else if message.contains("dynamic shared memory") {
+        let error = error.at(&["shared_bytes"], "");
+        if program.static_shared_bytes > 0 {
+            error.also_at(&["kernel"], static_shared)
+        } else {
+            error
+        }
+    } else if message.contains("static shared memory") {
+        source.largest(error.at(&["kernel"], ""), StateSpace::Shared)
+    } else if message.starts_with("block") || message.starts_with("a block of") {
+        let error = error.at(&["block"], "");
+        if message.contains("local memory") || message.contains("register") {
+            source.largest(error.also_at(&["kernel"], ""), StateSpace::Local)
+        } else {
+            error
+        }
+    } else if message.contains("local memory") {
+        source.largest(error.at(&["kernel"], ""), StateSpace::Local)
+    } else if message.contains("parameter") && launch.key_span(&["args"]).is_some() {
+        error.at(&["args"], "")
+    } else {
+        error.at(&["kernel"], "")
+    };
+    error.into_error()
 }
 
 /// A launch ready to run: source parsed, verified and lowered, buffers built.
@@ -62,19 +171,64 @@ pub struct RunResult {
     pub buffers: Vec<(String, Vec<u8>)>,
 }
 
+/// The kernel a launch runs, with its source, to show its declarations.
+struct KernelSource<'a> {
+    module: &'a Module,
+    kernel: KernelId,
+    name: &'a str,
+    text: &'a str,
+}
+
+impl KernelSource<'_> {
+    /// Marks the largest variable the kernel declares in `space` (the one
+    /// to make smaller when the kernel declares too much memory).
+    fn largest<'f>(&self, error: FileError<'f>, space: StateSpace) -> FileError<'f> {
+        let kernel = &self.module.kernels[self.kernel.index()];
+        let largest = kernel
+            .symbols
+            .iter()
+            .filter(|symbol| symbol.space == space)
+            .filter_map(|symbol| Some((symbol, symbol.size_bytes()?)))
+            .max_by_key(|&(_, bytes)| bytes);
+        match largest {
+            Some((symbol, bytes)) if self.module.file_name(symbol.loc.file) == self.name => {
+                let per_thread = if space == StateSpace::Local {
+                    " per thread"
+                } else {
+                    ""
+                };
+                error.also_at_line(
+                    self.name,
+                    self.text,
+                    symbol.loc.line,
+                    format!("`{}` takes {bytes} bytes{per_thread}", symbol.name),
+                )
+            }
+            _ => error,
+        }
+    }
+}
+
 /// Parses the kernel text of `source_name` into a verified module, rendering
 /// errors with their source lines.
 pub fn parse_source(source_name: &str, text: &str, base_dir: &Path) -> Result<Module, InputError> {
     let module =
-        warpsim_ir::parse_module(source_name, text).map_err(|error| InputError::Source {
+        warpsim_ir::parse_module(source_name, text).map_err(|error| InputError::Located {
             summary: error.to_string(),
             rendered: diagnostics::render_parse_error(&error, text),
         })?;
     warpsim_ir::verify_module(&module).map_err(|error| {
         let mut sources = diagnostics::Sources::new(base_dir);
         sources.add(source_name, text.to_string());
-        InputError::Source {
-            summary: error.to_string(),
+        let summary = error.to_string();
+        let first = summary.lines().next().unwrap_or("").to_string();
+        let more = error.problems.len().saturating_sub(1);
+        InputError::Located {
+            summary: match more {
+                0 => first,
+                1 => format!("{first} (and 1 more problem)"),
+                _ => format!("{first} (and {more} more problems)"),
+            },
             rendered: diagnostics::render_verify_error(&error, &mut sources),
         }
     })?;
@@ -83,7 +237,18 @@ pub fn parse_source(source_name: &str, text: &str, base_dir: &Path) -> Result<Mo
 
 /// Reads a launch file and everything it names.
 pub fn prepare(launch_path: &Path, config: MachineConfig) -> Result<PreparedLaunch, InputError> {
-    let file = LaunchFile::load(launch_path)?;
+    prepare_with(launch_path, config, None)
+}
+
+/// [`prepare`] with the file `config` was read from ([`read_config`]), so
+/// that a launch the configuration forbids points at the key that does.
+pub fn prepare_with(
+    launch_path: &Path,
+    config: MachineConfig,
+    config_file: Option<&TomlFile>,
+) -> Result<PreparedLaunch, InputError> {
+    let launch_file = TomlFile::read(launch_path)?;
+    let file: LaunchFile = launch_file.parse()?;
     let base_dir = LaunchFile::base_dir(launch_path);
     let source_path = base_dir.join(&file.source);
     let source_name = source_path.display().to_string();
@@ -92,45 +257,67 @@ pub fn prepare(launch_path: &Path, config: MachineConfig) -> Result<PreparedLaun
         .and_then(|e| e.to_str())
         .unwrap_or("");
     if extension != "kir" {
-        return Err(InputError::Launch {
-            path: launch_path.to_path_buf(),
-            message: format!(
+        return Err(launch_file
+            .error(format!(
                 "source `{}`: only `.kir` sources can be run yet (PTX and CUDA sources are planned)",
                 file.source.display()
-            ),
-        });
+            ))
+            .at(&["source"], "")
+            .into_error());
     }
-    let source_text = std::fs::read_to_string(&source_path).map_err(|error| InputError::Io {
-        path: source_path.clone(),
-        message: error.to_string(),
+    let source_text = std::fs::read_to_string(&source_path).map_err(|error| {
+        launch_file
+            .error(format!("cannot read {source_name}: {error}"))
+            .at(&["source"], "")
+            .into_error()
     })?;
     let module = parse_source(&source_name, &source_text, &base_dir)?;
     let kernel = module.kernel(&file.kernel).ok_or_else(|| {
         let names: Vec<&str> = module.kernels.iter().map(|k| k.name.as_str()).collect();
-        InputError::Launch {
-            path: launch_path.to_path_buf(),
-            message: format!(
+        let message = if names.is_empty() {
+            format!(
+                "no kernel `{}` in {source_name}: the file defines no kernel",
+                file.kernel
+            )
+        } else {
+            format!(
                 "no kernel `{}` in {source_name}; it has: {}",
                 file.kernel,
                 names.join(", ")
+            )
+        };
+        launch_file.error(message).at(&["kernel"], "").into_error()
+    })?;
+    let program = Program::lower(&module, kernel).map_err(|error| {
+        let mut sources = diagnostics::Sources::new(&base_dir);
+        sources.add(&source_name, source_text.clone());
+        InputError::Located {
+            summary: error.to_string(),
+            rendered: diagnostics::render_at_line(
+                &mut sources,
+                &error.message,
+                &error.file,
+                error.line,
             ),
         }
     })?;
-    let program =
-        Program::lower(&module, kernel).map_err(|error| InputError::Other(error.to_string()))?;
-    let grid = LaunchFile::dims(&file.grid, "grid", launch_path)?;
-    let block = LaunchFile::dims(&file.block, "block", launch_path)?;
+    let dims = |values: &[u32], what: &str| {
+        LaunchFile::dims(values, what)
+            .map_err(|message| launch_file.error(message).at(&[what], "").into_error())
+    };
+    let grid = dims(&file.grid, "grid")?;
+    let block = dims(&file.block, "block")?;
     let mut buffers = Vec::with_capacity(file.buffers.len());
     for (name, spec) in &file.buffers {
-        let bytes = buffers::initial_contents(name, spec, &base_dir, launch_path)?;
+        let bytes = buffers::initial_contents(name, spec, &base_dir, &launch_file)?;
         buffers.push((name.clone(), bytes));
     }
     let params = buffers::parameter_buffer(
         &program.params,
         program.param_bytes,
         &file.args,
-        |name| file.buffers.get_index_of(name),
-        launch_path,
+        &file.buffers,
+        &launch_file,
     )?;
     let launch = Launch {
         grid,
@@ -139,10 +326,13 @@ pub fn prepare(launch_path: &Path, config: MachineConfig) -> Result<PreparedLaun
         params,
     };
     warpsim_machine::validate_launch(&program, &launch, &config).map_err(|error| {
-        InputError::Launch {
-            path: launch_path.to_path_buf(),
-            message: error.message,
-        }
+        let source = KernelSource {
+            module: &module,
+            kernel,
+            name: &source_name,
+            text: &source_text,
+        };
+        launch_error(&launch_file, config_file, &source, &program, error.message)
     })?;
     tracing::info!(kernel = %file.kernel, source = %source_name, "prepared launch");
     Ok(PreparedLaunch {
@@ -192,9 +382,21 @@ impl PreparedLaunch {
                 let base_dir = LaunchFile::base_dir(&self.launch_path);
                 let mut sources = diagnostics::Sources::new(&base_dir);
                 sources.add(&self.source_name, self.source_text.clone());
+                let buffers = diagnostics::BufferMap::new(
+                    self.buffers
+                        .iter()
+                        .map(|(name, bytes)| (name.clone(), bytes.len() as u64)),
+                );
                 (
-                    Some(diagnostics::fault_summary(error, &file_of)),
-                    Some(diagnostics::render_fault(error, &file_of, &mut sources)),
+                    Some(diagnostics::fault_summary_with_buffers(
+                        error, &file_of, &buffers,
+                    )),
+                    Some(diagnostics::render_fault_with_buffers(
+                        error,
+                        &file_of,
+                        &mut sources,
+                        &buffers,
+                    )),
                 )
             }
             None => (None, None),

@@ -71,8 +71,8 @@ fn main() -> ExitCode {
         Err(error) if is_broken_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
             let text = match error.downcast_ref::<warpsim_driver::InputError>() {
-                Some(warpsim_driver::InputError::Source { rendered, .. }) => rendered.clone(),
-                _ => format!("error: {error:#}\n"),
+                Some(input) => input.render(),
+                None => format!("error: {error:#}\n"),
             };
             let _ = std::io::stderr().write_all(text.as_bytes());
             ExitCode::from(2)
@@ -91,6 +91,7 @@ fn init_logging(verbose: u8) {
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_target(false)
         .init();
 }
@@ -110,8 +111,8 @@ fn run(args: RunArgs) -> anyhow::Result<Outcome> {
             .with_context(|| format!("--dump {spec}: expected BUFFER=PATH"))?;
         dumps.push((buffer.to_string(), PathBuf::from(path)));
     }
-    let config = warpsim_driver::load_config(args.config.as_deref())?;
-    let prepared = warpsim_driver::prepare(&args.launch, config)?;
+    let (config, config_file) = warpsim_driver::read_config(args.config.as_deref())?;
+    let prepared = warpsim_driver::prepare_with(&args.launch, config, config_file.as_ref())?;
     for (buffer, _) in &dumps {
         if !prepared.buffers.iter().any(|(name, _)| name == buffer) {
             anyhow::bail!("--dump {buffer}: the launch file has no buffer `{buffer}`");
