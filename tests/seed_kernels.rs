@@ -281,3 +281,108 @@ fn constant_memory_filter_matches_the_host() {
         assert_eq!(value.to_bits(), expected.to_bits(), "out[{i}]");
     }
 }
+
+/// The line of the first line containing `needle` after `function`'s
+/// definition in the CUDA source.
+fn line_in_function(source: &str, function: &str, needle: &str) -> u32 {
+    let start = source
+        .lines()
+        .position(|line| line.contains(&format!("void {function}(")))
+        .unwrap_or_else(|| panic!("no function {function}"));
+    let offset = source
+        .lines()
+        .skip(start)
+        .position(|line| line.contains(needle))
+        .unwrap_or_else(|| panic!("no `{needle}` in {function}"));
+    (start + offset + 1) as u32
+}
+
+/// The same kernels compiled from CUDA by NVRTC (programs/cuda/seed-kernels.ptx,
+/// committed): the counts still match the H200, and every bank conflict is
+/// reported at the CUDA line of the shared-memory access that causes it.
+#[test]
+fn cuda_seed_kernels_conflict_where_the_hardware_does() {
+    let source =
+        std::fs::read_to_string(repo_root().join("programs/cuda/seed-kernels.cu")).unwrap();
+    // The statements whose shared-memory access conflicts, per kernel.
+    let conflicting: [(&str, &[&str]); 12] = [
+        ("seed1_noconflict", &[]),
+        (
+            "seed1_st_conflict",
+            &["shm[(i % 2) * SIZE_A / 2 + i / 2] = a[i];"],
+        ),
+        (
+            "seed1_ld_conflict",
+            &["shm[warp_in_block * 32 + lane_id / 8 + (lane_id % 2) * 32]"],
+        ),
+        ("setRowReadRow", &[]),
+        (
+            "setColReadCol",
+            &[
+                "tile[threadIdx.x][threadIdx.y] = idx;",
+                "out[idx] = tile[threadIdx.x][threadIdx.y];",
+            ],
+        ),
+        (
+            "setRowReadCol",
+            &["out[idx] = tile[threadIdx.x][threadIdx.y];"],
+        ),
+        ("setRowReadColDyn", &["out[row_idx] = dtile[col_idx];"]),
+        ("setRowReadColPad", &[]),
+        (
+            "transposeSmemF",
+            &["B[nx2 * N + ny2] = S[threadIdx.x][threadIdx.y];"],
+        ),
+        ("transposePadF", &[]),
+        (
+            "transposeSmemD",
+            &["B[nx2 * N + ny2] = S[threadIdx.x][threadIdx.y];"],
+        ),
+        ("transposePadD", &[]),
+    ];
+    for (row, (kernel, statements)) in MEASURED_ON_H200.iter().zip(conflicting) {
+        assert!(row.program.ends_with(kernel));
+        let run = run_program(&format!("cuda/{kernel}"), None, 2);
+        assert!(run.failure.is_none(), "{kernel}: {:?}", run.failure);
+        let (loads, stores) = shared_counts(&run.report.totals);
+        assert_eq!((loads, stores), (row.loads, row.stores), "{kernel}");
+        let mut lines: Vec<u32> = run
+            .report
+            .instructions
+            .iter()
+            .filter(|instruction| instruction.bank_conflicts > 0)
+            .map(|instruction| {
+                assert_eq!(instruction.file, "seed-kernels.cu");
+                instruction.line
+            })
+            .collect();
+        lines.dedup();
+        let mut expected: Vec<u32> = statements
+            .iter()
+            .map(|statement| line_in_function(&source, kernel, statement))
+            .collect();
+        expected.sort_unstable();
+        assert_eq!(lines, expected, "{kernel}");
+    }
+}
+
+#[test]
+fn cuda_matmul_matches_the_host() {
+    let run = run_program("cuda/matmulTiled16", None, 2);
+    let a = f32s(&run.initial("A"));
+    let b = f32s(&run.initial("B"));
+    let c = f32s(&run.buffer("C"));
+    let n = 64;
+    for row in 0..n {
+        for column in 0..n {
+            let expected = (0..n).fold(0.0f32, |sum, k| {
+                a[row * n + k].mul_add(b[k * n + column], sum)
+            });
+            assert_eq!(
+                c[row * n + column].to_bits(),
+                expected.to_bits(),
+                "C[{row}][{column}]"
+            );
+        }
+    }
+}

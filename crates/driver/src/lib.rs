@@ -211,12 +211,18 @@ impl KernelSource<'_> {
 
 /// Parses the kernel text of `source_name` into a verified module, rendering
 /// errors with their source lines.
+/// The dialect is chosen by the file's extension: `.ptx` is PTX, anything
+/// else `.kir`.
 pub fn parse_source(source_name: &str, text: &str, base_dir: &Path) -> Result<Module, InputError> {
-    let module =
-        warpsim_ir::parse_module(source_name, text).map_err(|error| InputError::Located {
-            summary: error.to_string(),
-            rendered: diagnostics::render_parse_error(&error, text),
-        })?;
+    let parse = if source_name.ends_with(".ptx") {
+        warpsim_ir::parse_ptx
+    } else {
+        warpsim_ir::parse_module
+    };
+    let module = parse(source_name, text).map_err(|error| InputError::Located {
+        summary: error.to_string(),
+        rendered: diagnostics::render_parse_error(&error, text),
+    })?;
     warpsim_ir::verify_module(&module).map_err(|error| {
         let mut sources = diagnostics::Sources::new(base_dir);
         sources.add(source_name, text.to_string());
@@ -256,10 +262,10 @@ pub fn prepare_with(
         .extension()
         .and_then(|e| e.to_str())
         .unwrap_or("");
-    if extension != "kir" {
+    if extension != "kir" && extension != "ptx" {
         return Err(launch_file
             .error(format!(
-                "source `{}`: only `.kir` sources can be run yet (PTX and CUDA sources are planned)",
+                "source `{}`: only `.kir` and `.ptx` sources can be run yet (CUDA sources are planned)",
                 file.source.display()
             ))
             .at(&["source"], "")

@@ -537,6 +537,15 @@ pub enum Op {
     },
     /// Ends the thread (`exit`, and `ret` in a kernel).
     Exit,
+    /// Converts an address between a state space and the generic space:
+    /// `cvta.space.ty dst, src` (to generic) or `cvta.to.space.ty dst, src`.
+    Cvta {
+        space: StateSpace,
+        to_generic: bool,
+        ty: ScalarType,
+        dst: RegId,
+        src: Operand,
+    },
 }
 
 impl Op {
@@ -566,6 +575,7 @@ impl Op {
             | Op::Setp { dst, .. }
             | Op::Selp { dst, .. }
             | Op::Cvt { dst, .. }
+            | Op::Cvta { dst, .. }
             | Op::Vote { dst, .. } => vec![*dst],
             Op::Load { dst, .. } => dst.clone(),
             Op::Atom { dst, .. } => dst.iter().copied().collect(),

@@ -46,7 +46,7 @@ pub mod verify;
 pub use error::{ParseError, VerifyError, VerifyProblem};
 pub use instr::*;
 pub use kernel::*;
-pub use parser::parse_module;
+pub use parser::{parse_module, parse_ptx};
 pub use printer::{instruction_text, print_module};
 pub use types::*;
 pub use verify::verify_module;

@@ -15,24 +15,64 @@ use crate::types::{ScalarType, Scope, SpecialReg, StateSpace, TypeKind};
 /// Parses a whole `.kir` file. `file_name` is used in error messages and as
 /// the file of every location not set by a `.loc` directive.
 pub fn parse_module(file_name: &str, text: &str) -> Result<Module, ParseError> {
+    parse(file_name, text, Dialect::Kir)
+}
+
+/// Parses PTX as nvcc and NVRTC emit it (PTX ISA, "PTX Module Directives"):
+/// `.version`, `.target`, `.address_size`, `.visible .entry` kernels with
+/// their `.param` lists and performance directives, module-level variables,
+/// `.file`/`.loc` debug lines (so every instruction is located at its CUDA
+/// source line), and the instruction set the IR shares with PTX. Anything
+/// else is an error naming the PTX line.
+pub fn parse_ptx(file_name: &str, text: &str) -> Result<Module, ParseError> {
+    parse(file_name, text, Dialect::Ptx)
+}
+
+fn parse(file_name: &str, text: &str, dialect: Dialect) -> Result<Module, ParseError> {
     let tokens = tokenize(file_name, text)?;
     let mut parser = Parser {
         file_name,
+        dialect,
         tokens,
         position: 0,
         module: Module::default(),
         declared_files: HashMap::new(),
+        pending_files: HashMap::new(),
+        module_symbols: Vec::new(),
         own_file: None,
         active_loc: None,
     };
     parser.parse_module()?;
+    if let Some((number, token)) = parser
+        .pending_files
+        .iter()
+        .min_by_key(|(_, token)| (token.line, token.column))
+    {
+        return Err(parser.error_at(
+            token,
+            format!("file {number} is not declared by a `.file` directive"),
+        ));
+    }
     Ok(parser.module)
+}
+
+/// Which text form is being read: the two share the instruction grammar.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Dialect {
+    Kir,
+    Ptx,
 }
 
 type Result<T, E = ParseError> = std::result::Result<T, E>;
 
 struct Parser<'a> {
     file_name: &'a str,
+    dialect: Dialect,
+    /// PTX names files at the end (`.file` after the `.loc` lines that use
+    /// them): file numbers seen in `.loc` before their `.file`, with the first use.
+    pending_files: HashMap<u64, Token>,
+    /// Module-level variables (PTX): every kernel after them can use them.
+    module_symbols: Vec<(Symbol, Token)>,
     tokens: Vec<Token>,
     position: usize,
     module: Module,
@@ -184,9 +224,62 @@ impl<'a> Parser<'a> {
                 TokenKind::End => return Ok(()),
                 TokenKind::Directive(name) if name == "file" => self.parse_file_directive()?,
                 TokenKind::Directive(name) if name == "loc" => self.parse_loc_directive()?,
-                TokenKind::Directive(name) if name == "kernel" => self.parse_kernel()?,
+                TokenKind::Directive(name) if name == "kernel" && self.dialect == Dialect::Kir => {
+                    self.parse_kernel()?
+                }
+                TokenKind::Directive(_) if self.dialect == Dialect::Ptx => {
+                    self.parse_ptx_module_item()?
+                }
                 _ => return Err(self.unexpected(&token, "`.kernel`, `.file` or `.loc`")),
             }
+        }
+    }
+
+    /// A PTX module-level directive: header lines, linkage prefixes, kernels,
+    /// module-level variables.
+    fn parse_ptx_module_item(&mut self) -> Result<()> {
+        let token = self.peek().clone();
+        let TokenKind::Directive(name) = &token.kind else {
+            return Err(self.unexpected(&token, "a PTX directive"));
+        };
+        match name.as_str() {
+            "version" | "target" => {
+                // `.version 8.8`, `.target sm_90[, texmode_independent]`: the
+                // rest of the line names what the code was compiled for.
+                self.next();
+                self.skip_rest_of_line(&token);
+                Ok(())
+            }
+            "address_size" => {
+                self.next();
+                let (size, size_token) = self.expect_integer("an address size")?;
+                if size != 64 {
+                    return Err(self.error_at(&size_token, "only `.address_size 64` is supported"));
+                }
+                Ok(())
+            }
+            // Linkage does not matter to a single-module simulator.
+            "visible" | "weak" | "common" => {
+                self.next();
+                Ok(())
+            }
+            "entry" => self.parse_kernel(),
+            "func" => {
+                Err(self.error_at(&token, "device functions (`.func`) are not supported yet"))
+            }
+            "global" | "shared" | "const" | "extern" => {
+                let symbol = self.parse_variable_declaration()?;
+                self.module_symbols.push(symbol);
+                Ok(())
+            }
+            other => Err(self.error_at(&token, format!("unsupported PTX directive `.{other}`"))),
+        }
+    }
+
+    /// Skips the tokens left on `start`'s line.
+    fn skip_rest_of_line(&mut self, start: &Token) {
+        while self.peek().line == start.line && self.peek().kind != TokenKind::End {
+            self.next();
         }
     }
 
@@ -197,12 +290,21 @@ impl<'a> Parser<'a> {
         let TokenKind::String(name) = token.kind else {
             return Err(self.unexpected(&token, "a quoted file name"));
         };
-        if self.declared_files.contains_key(&number) {
-            return Err(self.error_at(&number_token, format!("file {number} is declared twice")));
+        // PTX may add the file's timestamp and size: `.file 1 "a.cu", 1700000000, 1234`.
+        while self.eat_punct(',') {
+            self.expect_integer("a timestamp or size")?;
         }
-        self.module.files.push(name);
-        self.declared_files
-            .insert(number, FileId(self.module.files.len() as u32 - 1));
+        if self.pending_files.remove(&number).is_some() {
+            // Used by `.loc` lines above: its id exists, the name arrives now.
+            let file = self.declared_files[&number];
+            self.module.files[file.index()] = name;
+        } else if self.declared_files.contains_key(&number) {
+            return Err(self.error_at(&number_token, format!("file {number} is declared twice")));
+        } else {
+            self.module.files.push(name);
+            self.declared_files
+                .insert(number, FileId(self.module.files.len() as u32 - 1));
+        }
         self.eat_punct(';');
         Ok(())
     }
@@ -211,11 +313,30 @@ impl<'a> Parser<'a> {
         self.next();
         let (number, number_token) = self.expect_integer("a file number")?;
         let (line, line_token) = self.expect_integer("a line number")?;
-        let Some(&file) = self.declared_files.get(&number) else {
-            return Err(self.error_at(
-                &number_token,
-                format!("file {number} is not declared by a `.file` directive"),
-            ));
+        // An optional column, and in PTX an optional `, function_name ..., inlined_at ...`.
+        if let TokenKind::Integer(_) = self.peek().kind {
+            if self.peek().line == line_token.line {
+                self.next();
+            }
+        }
+        if self.dialect == Dialect::Ptx && self.is_punct(',') {
+            self.skip_rest_of_line(&line_token);
+        }
+        let file = match self.declared_files.get(&number) {
+            Some(&file) => file,
+            None if self.dialect == Dialect::Ptx => {
+                self.module.files.push(String::new());
+                let file = FileId(self.module.files.len() as u32 - 1);
+                self.declared_files.insert(number, file);
+                self.pending_files.insert(number, number_token.clone());
+                file
+            }
+            None => {
+                return Err(self.error_at(
+                    &number_token,
+                    format!("file {number} is not declared by a `.file` directive"),
+                ))
+            }
         };
         let line =
             u32::try_from(line).map_err(|_| self.error_at(&line_token, "line number too large"))?;
@@ -257,11 +378,20 @@ impl<'a> Parser<'a> {
                 }
                 // Parameters are located at their kernel: the header is one item.
                 let loc = scope.kernel.loc;
+                self.skip_parameter_attributes()?;
                 let (ty, ty_token) = self.expect_type_directive()?;
                 if ty == ScalarType::Pred {
                     return Err(self.error_at(&ty_token, "a parameter cannot be a predicate"));
                 }
+                // PTX: `.param .u64 .ptr .global .align 4 name`.
+                self.skip_parameter_attributes()?;
                 let (name, name_token) = self.expect_word("a parameter name")?;
+                if self.is_punct('[') {
+                    return Err(self.error_at(
+                        &name_token,
+                        "parameters passed by value as byte arrays (structs) are not supported yet",
+                    ));
+                }
                 self.declare_symbol(
                     &mut scope,
                     &name_token,
@@ -282,13 +412,33 @@ impl<'a> Parser<'a> {
                 self.expect_punct(',')?;
             }
         }
+        if self.dialect == Dialect::Ptx {
+            self.skip_performance_directives()?;
+        }
+        // Module-level variables are visible in every kernel that follows them.
+        for (symbol, token) in self.module_symbols.clone() {
+            self.declare_symbol(&mut scope, &token, symbol)?;
+        }
         self.expect_punct('{')?;
+        // PTX bodies may open nested `{ }` scopes; they are flattened.
+        let mut depth = 0usize;
         loop {
             let token = self.peek().clone();
             match &token.kind {
+                TokenKind::Punct('{') if self.dialect == Dialect::Ptx => {
+                    self.next();
+                    depth += 1;
+                }
                 TokenKind::Punct('}') => {
                     self.next();
-                    break;
+                    if depth == 0 {
+                        break;
+                    }
+                    depth -= 1;
+                }
+                TokenKind::Directive(name) if name == "pragma" && self.dialect == Dialect::Ptx => {
+                    self.next();
+                    self.skip_rest_of_line(&token);
                 }
                 TokenKind::End => {
                     return Err(self.unexpected(&token, "`}` to close the kernel"));
@@ -296,11 +446,14 @@ impl<'a> Parser<'a> {
                 TokenKind::Directive(name) => match name.as_str() {
                     "loc" => self.parse_loc_directive()?,
                     "reg" => self.parse_reg_declaration(&mut scope)?,
-                    "shared" | "local" | "const" | "extern" => self.parse_variable(&mut scope)?,
+                    "shared" | "local" | "const" | "global" | "extern" => {
+                        let (symbol, name_token) = self.parse_variable_declaration()?;
+                        self.declare_symbol(&mut scope, &name_token, symbol)?;
+                    }
                     _ => {
                         return Err(self.unexpected(
                             &token,
-                            "a declaration (`.reg`, `.shared`, `.local`, `.const`, `.extern`), a label or an instruction",
+                            "a declaration (`.reg`, `.shared`, `.local`, `.const`, `.global`, `.extern`), a label or an instruction",
                         ))
                     }
                 },
@@ -415,8 +568,8 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 
-    /// `[.extern] .shared|.local [.align N] .type name[N]|name[]|name;`
-    fn parse_variable(&mut self, scope: &mut KernelScope) -> Result<()> {
+    /// `[.extern] .shared|.local|.const|.global [.align N] .type name[N]|name[]|name [= values];`
+    fn parse_variable_declaration(&mut self) -> Result<(Symbol, Token)> {
         let first = self.next();
         let loc = self.loc_for(&first);
         let is_extern = first.kind == TokenKind::Directive("extern".to_string());
@@ -429,6 +582,7 @@ impl<'a> Parser<'a> {
             TokenKind::Directive(name) if name == "shared" => StateSpace::Shared,
             TokenKind::Directive(name) if name == "local" && !is_extern => StateSpace::Local,
             TokenKind::Directive(name) if name == "const" && !is_extern => StateSpace::Const,
+            TokenKind::Directive(name) if name == "global" && !is_extern => StateSpace::Global,
             _ => return Err(self.unexpected(&space_token, "`.shared` after `.extern`")),
         };
         let mut align = None;
@@ -481,10 +635,11 @@ impl<'a> Parser<'a> {
         // `.const` data may be given: `= { 1.0, 2.0 }` for an array, `= 3` for a scalar.
         let mut init = Vec::new();
         if self.eat_punct('=') {
-            if space != StateSpace::Const {
-                return Err(
-                    self.error_at(&name_token, "only `.const` variables take initial values")
-                );
+            if !matches!(space, StateSpace::Const | StateSpace::Global) {
+                return Err(self.error_at(
+                    &name_token,
+                    "only `.const` and `.global` variables take initial values",
+                ));
             }
             let capacity = len.unwrap_or(1);
             if is_array {
@@ -508,21 +663,66 @@ impl<'a> Parser<'a> {
             }
         }
         let align = align.unwrap_or(ty.size_bytes()).max(ty.size_bytes());
-        self.declare_symbol(
-            scope,
-            &name_token,
-            Symbol {
-                name,
-                space,
-                ty,
-                len,
-                is_array,
-                align,
-                init,
-                loc,
-            },
-        )?;
-        self.end_statement()
+        let symbol = Symbol {
+            name,
+            space,
+            ty,
+            len,
+            is_array,
+            align,
+            init,
+            loc,
+        };
+        self.end_statement()?;
+        Ok((symbol, name_token))
+    }
+
+    /// PTX parameter attributes: `.ptr`, a state space, `.align N`.
+    fn skip_parameter_attributes(&mut self) -> Result<()> {
+        loop {
+            let TokenKind::Directive(name) = &self.peek().kind else {
+                return Ok(());
+            };
+            match name.as_str() {
+                "ptr" | "global" | "shared" | "const" | "local" => {
+                    self.next();
+                }
+                "align" => {
+                    self.next();
+                    self.expect_integer("an alignment")?;
+                }
+                _ => return Ok(()),
+            }
+        }
+    }
+
+    /// PTX performance directives after a kernel's parameters, e.g.
+    /// `.maxntid 256, 1, 1`: hints to the compiler, nothing to simulate.
+    fn skip_performance_directives(&mut self) -> Result<()> {
+        while let TokenKind::Directive(name) = &self.peek().kind {
+            if !matches!(
+                name.as_str(),
+                "maxntid"
+                    | "reqntid"
+                    | "minnctapersm"
+                    | "maxnctapersm"
+                    | "maxnreg"
+                    | "maxclusterrank"
+                    | "reqnctapercluster"
+                    | "explicitcluster"
+                    | "noreturn"
+            ) {
+                break;
+            }
+            self.next();
+            while matches!(
+                self.peek().kind,
+                TokenKind::Integer(_) | TokenKind::Punct(',')
+            ) {
+                self.next();
+            }
+        }
+        Ok(())
     }
 
     fn parse_instruction(&mut self, scope: &mut KernelScope) -> Result<Instr> {
@@ -1039,6 +1239,26 @@ impl<'a> Parser<'a> {
                 Ok(Op::Branch { target })
             }
             "exit" | "ret" => Ok(Op::Exit),
+            "cvta" => {
+                let to_generic = !mods.take("to");
+                let space = self.take_from(
+                    mods,
+                    opcode,
+                    "a state space such as `.shared`",
+                    StateSpace::from_name,
+                )?;
+                let ty = self.take_type(mods, opcode)?;
+                let dst = self.parse_destination(scope)?;
+                self.expect_punct(',')?;
+                let src = self.parse_operand(scope, ty)?;
+                Ok(Op::Cvta {
+                    space,
+                    to_generic,
+                    ty,
+                    dst,
+                    src,
+                })
+            }
             _ => Err(self.error_at(opcode, format!("unknown instruction `{mnemonic}`"))),
         }
     }

@@ -390,6 +390,22 @@ fn write_instruction(out: &mut String, kernel: &Kernel, instr: &Instr) -> fmt::R
             )
         }
         Op::Branch { target } => write!(out, "bra {}", kernel.label(*target).name),
+        Op::Cvta {
+            space,
+            to_generic,
+            ty,
+            dst,
+            src,
+        } => {
+            let to = if *to_generic { "" } else { "to." };
+            write!(
+                out,
+                "cvta.{to}{}.{ty} {}, {}",
+                space.name(),
+                reg(*dst),
+                operand(src)
+            )
+        }
         Op::Exit => write!(out, "exit"),
     }
 }

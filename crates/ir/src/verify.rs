@@ -505,6 +505,22 @@ impl Checker<'_> {
                 self.expect_pred(pred, "predicate");
                 self.expect_operand(mask, ScalarType::B32, "mask");
             }
+            Op::Cvta {
+                space,
+                ty,
+                dst,
+                src,
+                ..
+            } => {
+                if !matches!(ty, ScalarType::U32 | ScalarType::U64) {
+                    self.problem(format!("`cvta` takes `.u32` or `.u64`, not `.{ty}`"));
+                }
+                if matches!(space, StateSpace::Generic) {
+                    self.problem("`cvta` converts from or to a named space".to_string());
+                }
+                self.expect_register(*dst, *ty, "destination");
+                self.expect_operand(src, *ty, "address");
+            }
             Op::Branch { target } => {
                 if target.index() >= self.kernel.labels.len() {
                     self.problem(format!("branch to label {} that does not exist", target.0));

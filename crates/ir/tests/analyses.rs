@@ -117,3 +117,20 @@ proptest! {
         prop_assert_eq!(parsed, bits);
     }
 }
+
+/// PTX read by the PTX front end prints as `.kir` that reads back to the same
+/// module, locations (the CUDA lines) included.
+#[test]
+fn ptx_modules_round_trip_through_kir() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../programs/cuda/seed-kernels.ptx"
+    );
+    let text = std::fs::read_to_string(path).unwrap();
+    let module = warpsim_ir::parse_ptx("seed-kernels.ptx", &text).unwrap();
+    warpsim_ir::verify_module(&module).unwrap();
+    assert_eq!(module.kernels.len(), 13);
+    assert_eq!(module.files, ["seed-kernels.ptx", "seed-kernels.cu"]);
+    let printed = print_module(&module);
+    assert_eq!(parse_module("printed.kir", &printed).unwrap(), module);
+}

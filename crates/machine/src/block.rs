@@ -871,6 +871,20 @@ fn execute<const HARDWARE_FMA: bool>(
             return Ok(());
         }
         Kind::Fence => {}
+        Kind::Cvta {
+            window,
+            to_generic,
+            bits,
+            dst,
+            src,
+        } => {
+            let mask = width_mask(bits);
+            if to_generic {
+                map1(values, dst, src, active, |x| x.wrapping_add(window) & mask);
+            } else {
+                map1(values, dst, src, active, |x| x.wrapping_sub(window) & mask);
+            }
+        }
         Kind::Branch { target, reconverge } => {
             branch(warp, path_index, active, target, reconverge);
             return Ok(());

@@ -314,6 +314,15 @@ pub enum Kind {
         reconverge: u32,
     },
     Exit,
+    /// `cvta`: adds (to generic) or subtracts (to the space) the base of the
+    /// space's window in the generic address space; `bits` is the width.
+    Cvta {
+        window: u64,
+        to_generic: bool,
+        bits: u8,
+        dst: ValueReg,
+        src: ValueReg,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -491,6 +500,9 @@ impl Lowerer<'_> {
                 StateSpace::Shared => &mut shared_end,
                 StateSpace::Local => &mut local_end,
                 StateSpace::Const => &mut const_end,
+                // Module-level `.global` variables get no storage yet; using
+                // one is an error (see `symbol_address_of`), declaring one is not.
+                StateSpace::Global => continue,
                 other => {
                     return Err(self.error(format!(
                         "variables in the .{} space are not supported",
@@ -550,6 +562,18 @@ impl Lowerer<'_> {
         })
     }
 
+    /// A variable's address in its own space.
+    fn symbol_address_of(&self, symbol: ir::SymbolId) -> Result<u64, LowerError> {
+        let declared = self.kernel.symbol(symbol);
+        if declared.space == StateSpace::Global {
+            return Err(self.error(format!(
+                "`{}` is a .global variable; global variables are not supported yet (pass a buffer instead)",
+                declared.name
+            )));
+        }
+        Ok(self.symbol_address[symbol.index()])
+    }
+
     fn hidden_register(&mut self, init: WarpInit) -> ValueReg {
         if let Some(&(reg, _)) = self
             .warp_inits
@@ -583,7 +607,7 @@ impl Lowerer<'_> {
             }
             Operand::Special(special) => self.hidden_register(WarpInit::Special(special)),
             Operand::Symbol(symbol) => {
-                let address = self.symbol_address[symbol.index()];
+                let address = self.symbol_address_of(symbol)?;
                 self.hidden_register(WarpInit::Constant(address))
             }
         })
@@ -635,7 +659,7 @@ impl Lowerer<'_> {
             AddressBase::Symbol(symbol) => LoweredAddress {
                 base: None,
                 base_bits: 64,
-                offset: self.symbol_address[symbol.index()] as i64 + addr.offset,
+                offset: self.symbol_address_of(symbol)? as i64 + addr.offset,
             },
             AddressBase::Absolute => LoweredAddress {
                 base: None,
@@ -1026,6 +1050,32 @@ impl Lowerer<'_> {
                 }
             }
             Op::Exit => Kind::Exit,
+            Op::Cvta {
+                space,
+                to_generic,
+                ty,
+                dst,
+                src,
+            } => {
+                let window = match space {
+                    StateSpace::Global => 0,
+                    StateSpace::Shared => crate::memory::SHARED_WINDOW,
+                    StateSpace::Local => crate::memory::LOCAL_WINDOW,
+                    other => {
+                        return Err(self.error(format!(
+                            "`cvta` of the .{} space is not supported",
+                            other.name()
+                        )))
+                    }
+                };
+                Kind::Cvta {
+                    window,
+                    to_generic: *to_generic,
+                    bits: ty.bits() as u8,
+                    dst: self.dst(*dst),
+                    src: self.value(src)?,
+                }
+            }
             Op::Branch { .. } => unreachable!("branches are lowered by the caller"),
         })
     }
