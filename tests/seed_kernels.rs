@@ -386,3 +386,52 @@ fn cuda_matmul_matches_the_host() {
         }
     }
 }
+
+/// A launch that names the `.cu` file itself compiles it with NVRTC at run
+/// time. Where NVRTC is installed (CI installs it), the counts are the H200's
+/// at the CUDA line; where it is not, the error says how to install it.
+#[test]
+fn cuda_sources_compile_through_nvrtc_or_say_how_to_get_it() {
+    let dir = std::env::temp_dir().join(format!("warpsim-cuda-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let launch = std::fs::read_to_string(repo_root().join("programs/cuda/transposeSmemF.toml"))
+        .unwrap()
+        .replace(
+            "source = \"seed-kernels.ptx\"",
+            &format!(
+                "source = \"{}\"",
+                repo_root().join("programs/cuda/seed-kernels.cu").display()
+            ),
+        );
+    let launch_path = dir.join("transposeSmemF.toml");
+    std::fs::write(&launch_path, launch).unwrap();
+    let config = warpsim_driver::load_config(None).unwrap();
+    match warpsim_driver::prepare(&launch_path, config) {
+        Ok(prepared) => {
+            let result = prepared.execute(1).unwrap();
+            let conflicts: Vec<(u32, u64)> = result
+                .report
+                .instructions
+                .iter()
+                .filter(|instruction| instruction.bank_conflicts > 0)
+                .map(|instruction| (instruction.line, instruction.bank_conflicts))
+                .collect();
+            let source =
+                std::fs::read_to_string(repo_root().join("programs/cuda/seed-kernels.cu")).unwrap();
+            let line = line_in_function(
+                &source,
+                "transposeSmemF",
+                "B[nx2 * N + ny2] = S[threadIdx.x][threadIdx.y];",
+            );
+            assert_eq!(conflicts, vec![(line, 3968)]);
+        }
+        Err(error) => {
+            let message = error.to_string();
+            assert!(
+                message.contains("pip install nvidia-cuda-nvrtc-cu12"),
+                "{message}"
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -32,6 +32,12 @@ pub struct LaunchFile {
     /// Buffers by name, in the order written (so global addresses are stable).
     #[serde(default)]
     pub buffers: IndexMap<String, BufferSpec>,
+    /// For `.cu` sources: preprocessor definitions, `"N=64"` for `-DN=64`.
+    #[serde(default)]
+    pub defines: Vec<String>,
+    /// For `.cu` sources: include directories, relative to this file.
+    #[serde(default)]
+    pub include: Vec<PathBuf>,
 }
 
 /// An argument: a string names a buffer, a number is a scalar.

@@ -8,6 +8,7 @@ pub mod buffers;
 pub mod diagnostics;
 pub mod error;
 pub mod launch_file;
+pub mod nvrtc;
 pub mod report;
 pub mod toml_file;
 
@@ -262,10 +263,10 @@ pub fn prepare_with(
         .extension()
         .and_then(|e| e.to_str())
         .unwrap_or("");
-    if extension != "kir" && extension != "ptx" {
+    if !matches!(extension, "kir" | "ptx" | "cu") {
         return Err(launch_file
             .error(format!(
-                "source `{}`: only `.kir` and `.ptx` sources can be run yet (CUDA sources are planned)",
+                "source `{}`: warpsim runs `.kir`, `.ptx` and `.cu` sources",
                 file.source.display()
             ))
             .at(&["source"], "")
@@ -277,6 +278,47 @@ pub fn prepare_with(
             .at(&["source"], "")
             .into_error()
     })?;
+    // CUDA goes through NVRTC to PTX first; the PTX's `.loc` lines keep the
+    // CUDA file and lines, so reports speak of the `.cu` source.
+    let (source_name, source_text) = if extension == "cu" {
+        let mut options: Vec<String> = file
+            .defines
+            .iter()
+            .map(|define| format!("-D{define}"))
+            .collect();
+        options.extend(
+            file.include
+                .iter()
+                .map(|dir| format!("-I{}", base_dir.join(dir).display())),
+        );
+        let name = nvrtc::program_name(&source_path, &base_dir);
+        let architecture = nvrtc::architecture(config.device.compute_capability);
+        let ptx =
+            nvrtc::compile(&name, &source_text, &architecture, &options).map_err(|error| {
+                match error {
+                    nvrtc::CompileError::NotFound(message) => {
+                        launch_file.error(message).at(&["source"], "").into_error()
+                    }
+                    nvrtc::CompileError::Rejected { log } => InputError::Located {
+                        summary: format!("{source_name}: NVRTC rejected the source"),
+                        rendered: format!("{log}error: NVRTC could not compile {source_name}\n"),
+                    },
+                }
+            })?;
+        // NVRTC writes the working directory before the name in `.file`;
+        // relative names are found beside the launch file.
+        let cwd = std::env::current_dir()
+            .map(|dir| format!("\"{}/", dir.display()))
+            .unwrap_or_default();
+        let ptx = if cwd.is_empty() {
+            ptx
+        } else {
+            ptx.replace(&cwd, "\"")
+        };
+        (format!("{source_name}.ptx"), ptx)
+    } else {
+        (source_name, source_text)
+    };
     let module = parse_source(&source_name, &source_text, &base_dir)?;
     let kernel = module.kernel(&file.kernel).ok_or_else(|| {
         let names: Vec<&str> = module.kernels.iter().map(|k| k.name.as_str()).collect();
