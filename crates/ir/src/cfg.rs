@@ -100,7 +100,60 @@ impl Cfg {
     /// `Some(Successor::Exit)` when only the exit post-dominates it, or `None`
     /// when the block cannot reach the exit at all (an endless loop).
     pub fn immediate_post_dominators(&self) -> Vec<Option<Successor>> {
+        self.post_dominators_over(|block| self.blocks[block].successors.clone())
+    }
+
+    /// Where the paths of a divergent branch in each block reconverge: the
+    /// immediate post-dominator, or, where that is only the exit, the
+    /// immediate post-dominator in the graph without the edges that lead
+    /// straight to an exit (a guarded `exit`, or a branch to a block that is
+    /// only an `exit`) from blocks that have another way on. Lanes on such an
+    /// edge leave the kernel at once, and a convergence barrier does not wait
+    /// for exited threads (as the compiler's `BSSY`/`BSYNC` pairs behave on
+    /// Volta and later), so the remaining lanes meet at the join after an
+    /// early `return` instead of running the rest of the kernel apart.
+    pub fn reconvergence_points(&self, kernel: &Kernel) -> Vec<Option<Successor>> {
+        let exits_at_once = |successor: &Successor| match successor {
+            Successor::Exit => true,
+            Successor::Block(block) => {
+                let first = &kernel.instrs[self.blocks[*block].start.index()];
+                first.guard.is_none() && matches!(first.op, Op::Exit)
+            }
+        };
+        let textbook = self.immediate_post_dominators();
+        let pruned = self.post_dominators_over(|block| {
+            let successors = &self.blocks[block].successors;
+            let staying: Vec<Successor> = successors
+                .iter()
+                .filter(|successor| !exits_at_once(successor))
+                .copied()
+                .collect();
+            if staying.is_empty() {
+                successors.clone()
+            } else {
+                staying
+            }
+        });
+        // Where the paths already meet before the exit, they meet there; the
+        // pruned graph decides only for branches that would otherwise never
+        // reconverge.
+        textbook
+            .into_iter()
+            .zip(pruned)
+            .map(|(textbook, pruned)| match textbook {
+                Some(Successor::Exit) | None => pruned,
+                meeting => meeting,
+            })
+            .collect()
+    }
+
+    /// Immediate post-dominators over the edges `successors_of` gives.
+    fn post_dominators_over(
+        &self,
+        successors_of: impl Fn(usize) -> Vec<Successor>,
+    ) -> Vec<Option<Successor>> {
         let count = self.blocks.len();
+        let successors: Vec<Vec<Successor>> = (0..count).map(&successors_of).collect();
         // Node `count` is the virtual exit; edges are reversed, so a node's
         // "predecessors" in the algorithm are its successors in the CFG.
         let exit = count;
@@ -109,8 +162,8 @@ impl Cfg {
             Successor::Exit => exit,
         };
         let mut reverse_predecessors: Vec<Vec<usize>> = vec![Vec::new(); count + 1];
-        for (index, block) in self.blocks.iter().enumerate() {
-            for &successor in &block.successors {
+        for (index, block_successors) in successors.iter().enumerate() {
+            for &successor in block_successors {
                 reverse_predecessors[node(successor)].push(index);
             }
         }
@@ -144,7 +197,7 @@ impl Cfg {
                     continue;
                 }
                 let mut new_ipdom: Option<usize> = None;
-                for successor in &self.blocks[n].successors {
+                for successor in &successors[n] {
                     let s = node(*successor);
                     if ipdom[s].is_none() {
                         continue;

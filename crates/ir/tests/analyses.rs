@@ -134,3 +134,31 @@ fn ptx_modules_round_trip_through_kir() {
     let printed = print_module(&module);
     assert_eq!(parse_module("printed.kir", &printed).unwrap(), module);
 }
+
+#[test]
+fn an_early_return_does_not_stop_the_rest_from_reconverging() {
+    // if (c) { if (d) return; r += 1; } JOIN: s = r + 3;
+    let body = "setp.eq.u32 %p, %r, 0;\n@%p bra JOIN;\nsetp.eq.u32 %q, %s, 0;\n@%q bra OUT;\nadd.u32 %r, %r, 1;\nJOIN:\nadd.u32 %s, %r, 3;\nexit;\nOUT:\nexit;";
+    let text = format!(".kernel k()\n{{\n.reg .u32 %r, %s;\n.reg .pred %p, %q;\n{body}\n}}\n");
+    let module = parse_module("t.kir", &text).unwrap();
+    let kernel = &module.kernels[0];
+    let cfg = Cfg::build(kernel);
+    let textbook = cfg.immediate_post_dominators();
+    let reconvergence = cfg.reconvergence_points(kernel);
+    // Textbook post-dominance: the outer branch only meets the early return at the exit.
+    assert_eq!(textbook[0], Some(Successor::Exit));
+    // Reconvergence ignores the lanes that leave at once: both meet at JOIN.
+    assert_eq!(start(&cfg, reconvergence[0]), Some(5));
+    assert_eq!(start(&cfg, reconvergence[cfg.block_of[3]]), Some(4));
+}
+
+#[test]
+fn a_guarded_exit_in_a_loop_does_not_stop_the_loop_from_reconverging() {
+    let (cfg, _) = cfg_of("mov.u32 %r, 0;\nLOOP:\n@%q exit;\nadd.u32 %r, %r, 1;\nsetp.lt.u32 %p, %r, 10;\n@%p bra LOOP;\nmov.u32 %s, %r;\nexit;");
+    let text = ".kernel k(.param .u32 n)\n{\n.reg .u32 %r, %s;\n.reg .pred %p, %q;\nmov.u32 %r, 0;\nLOOP:\n@%q exit;\nadd.u32 %r, %r, 1;\nsetp.lt.u32 %p, %r, 10;\n@%p bra LOOP;\nmov.u32 %s, %r;\nexit;\n}\n";
+    let module = parse_module("t.kir", text).unwrap();
+    let reconvergence = cfg.reconvergence_points(&module.kernels[0]);
+    // Instructions: 0 mov, 1 @%q exit, 2 add, 3 setp, 4 @%p bra LOOP, 5 mov, 6 exit.
+    let back_edge = cfg.block_of[4];
+    assert_eq!(start(&cfg, reconvergence[back_edge]), Some(5));
+}

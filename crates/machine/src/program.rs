@@ -380,9 +380,9 @@ impl Program {
         }
         let layout = lowerer.layout_symbols()?;
         let cfg = ir::cfg::Cfg::build(kernel);
-        let post_dominators = cfg.immediate_post_dominators();
+        let reconvergence_points = cfg.reconvergence_points(kernel);
         let reconvergence_of = |instr: usize| -> u32 {
-            match post_dominators[cfg.block_of[instr]] {
+            match reconvergence_points[cfg.block_of[instr]] {
                 Some(ir::cfg::Successor::Block(block)) => cfg.blocks[block].start.0,
                 Some(ir::cfg::Successor::Exit) | None => NO_RECONVERGENCE,
             }

@@ -509,3 +509,77 @@ fn a_branch_to_the_end_of_the_kernel_exits() {
     let exit = out.program.code.len() - 1;
     assert_eq!(out.outcome.stats.per_instruction[exit], counts(2, 32));
 }
+
+// if (lane < 16) { if (lane == 3) return; } JOIN: one shared store per warp.
+// The early return must not keep the two sides of the outer `if` apart.
+const EARLY_RETURN: &str = r#"
+.kernel earlyReturn(.param .u64 out)
+{
+    .shared .align 4 .u32 cell[32];
+    .reg .u32 %l, %base;
+    .reg .u64 %out, %offset;
+    .reg .pred %outer, %inner;
+    ld.param.u64 %out, [out];
+    mov.u32 %l, %laneid;
+    setp.ge.u32 %outer, %l, 16;
+@%outer bra JOIN;
+    setp.eq.u32 %inner, %l, 3;
+@%inner bra OUT;
+    add.u32 %l, %l, 0;
+JOIN:
+    mov.u32 %base, cell;
+    mad.lo.u32 %base, %l, 4, %base;
+    st.shared.u32 [%base], %l;          // @store
+    mul.wide.u32 %offset, %l, 4;
+    add.s64 %out, %out, %offset;
+    st.global.u32 [%out], 1;
+    exit;
+OUT:
+    exit;
+}
+"#;
+
+#[test]
+fn an_early_return_still_lets_the_other_lanes_reconverge() {
+    let out = run_kernel(EARLY_RETURN, 1, 64, &[Arg::zeros(32)]).ok();
+    // Two warps: the store issues once per warp, with 31 lanes in each.
+    assert_eq!(out.executed("@store"), 2);
+    assert_eq!(out.threads("@store"), 62);
+    assert_eq!(out.stats("@store").wavefronts, 2);
+    let mut want = vec![1u32; 32];
+    want[3] = 0;
+    assert_eq!(out.u32s(0), want);
+}
+
+// Lane l loops l % 4 + 1 times; a guarded exit that is never taken sits in
+// the loop. The store after the loop must still issue once per warp.
+const LOOP_WITH_GUARDED_EXIT: &str = r#"
+.kernel loopExit(.param .u64 out)
+{
+    .shared .align 4 .u32 cell[32];
+    .reg .u32 %l, %trips, %i, %base;
+    .reg .pred %again, %never;
+    mov.u32 %l, %laneid;
+    and.b32 %trips, %l, 3;
+    add.u32 %trips, %trips, 1;
+    setp.gt.u32 %never, %l, 100;
+    mov.u32 %i, 0;
+LOOP:
+@%never exit;
+    add.u32 %i, %i, 1;
+    setp.lt.u32 %again, %i, %trips;
+@%again bra LOOP;
+    mov.u32 %base, cell;
+    mad.lo.u32 %base, %l, 4, %base;
+    st.shared.u32 [%base], %i;          // @store
+    exit;
+}
+"#;
+
+#[test]
+fn a_guarded_exit_in_a_divergent_loop_does_not_split_the_code_after_it() {
+    let out = run_kernel(LOOP_WITH_GUARDED_EXIT, 1, 32, &[Arg::zeros(1)]).ok();
+    assert_eq!(out.executed("@store"), 1);
+    assert_eq!(out.threads("@store"), 32);
+    assert_eq!(out.stats("@store").wavefronts, 1);
+}
