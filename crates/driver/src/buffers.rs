@@ -129,6 +129,24 @@ pub fn initial_contents(
                 String::new(),
             ));
         }
+        if spec.len > 0 && !spec.element.is_float() {
+            let bits = spec.element.size() as u32 * 8;
+            let (min, max) = if spec.element.is_signed() {
+                (
+                    -(2f64.powi(bits as i32 - 1)),
+                    2f64.powi(bits as i32 - 1) - 1.0,
+                )
+            } else {
+                (0.0, 2f64.powi(bits as i32) - 1.0)
+            };
+            if *value < min || *value > max {
+                return Err(error(
+                    "init",
+                    format!("fill value {value} does not fit in {}", spec.element),
+                    String::new(),
+                ));
+            }
+        }
     }
     for index in 0..spec.len {
         let value = match &spec.init {

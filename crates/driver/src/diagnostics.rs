@@ -42,10 +42,17 @@ impl Sources {
         if let Some(id) = self.ids.get(name) {
             return *id;
         }
+        // Only regular files of reasonable size: a `.file` directive may name
+        // anything, `/dev/zero` included.
+        const MAX_SOURCE_BYTES: u64 = 16 << 20;
         let candidates = [PathBuf::from(name), self.base_dir.join(name)];
-        let text = candidates
-            .iter()
-            .find_map(|path| std::fs::read_to_string(path).ok());
+        let text = candidates.iter().find_map(|path| {
+            let metadata = std::fs::metadata(path).ok()?;
+            if !metadata.is_file() || metadata.len() > MAX_SOURCE_BYTES {
+                return None;
+            }
+            std::fs::read_to_string(path).ok()
+        });
         let id = text.map(|text| self.files.add(name.to_string(), text));
         self.ids.insert(name.to_string(), id);
         id

@@ -348,6 +348,13 @@ impl Checker<'_> {
                 ..
             } => {
                 self.check_vector(*ty, dst.len());
+                // Each element widens to its register: they must agree in width.
+                if dst
+                    .iter()
+                    .any(|&reg| self.kernel.reg(reg).ty != self.kernel.reg(dst[0]).ty)
+                {
+                    self.problem("the registers of a vector load must have one type".to_string());
+                }
                 for &reg in dst {
                     self.expect_memory_register(reg, *ty, "destination");
                 }
@@ -507,16 +514,21 @@ impl Checker<'_> {
             }
             Op::Cvta {
                 space,
+                to_generic,
                 ty,
                 dst,
                 src,
-                ..
             } => {
                 if !matches!(ty, ScalarType::U32 | ScalarType::U64) {
                     self.problem(format!("`cvta` takes `.u32` or `.u64`, not `.{ty}`"));
                 }
                 if matches!(space, StateSpace::Generic) {
                     self.problem("`cvta` converts from or to a named space".to_string());
+                }
+                if *to_generic && *ty != ScalarType::U64 && *space != StateSpace::Global {
+                    self.problem(
+                        "a generic address is 64 bits: `cvta` to generic takes `.u64`".to_string(),
+                    );
                 }
                 self.expect_register(*dst, *ty, "destination");
                 self.expect_operand(src, *ty, "address");

@@ -262,6 +262,26 @@ pub fn f32_max(a: f32, b: f32) -> f32 {
     }
 }
 
+/// [`f32_min`] for `f64`: the other operand when one is NaN, -0 below +0.
+#[inline(always)]
+pub fn f64_min(a: f64, b: f64) -> f64 {
+    if a == b {
+        f64::from_bits(a.to_bits() | b.to_bits())
+    } else {
+        a.min(b)
+    }
+}
+
+/// [`f32_max`] for `f64`.
+#[inline(always)]
+pub fn f64_max(a: f64, b: f64) -> f64 {
+    if a == b {
+        f64::from_bits(a.to_bits() & b.to_bits())
+    } else {
+        a.max(b)
+    }
+}
+
 /// Compares two values of type `ty`.
 #[inline(always)]
 pub fn compare(cmp: CmpOp, ty: NumberType, a: u64, b: u64) -> bool {

@@ -622,17 +622,27 @@ fn execute<const HARDWARE_FMA: bool>(
                 }
             }
             FloatType::F64 => {
-                let f: fn(f64, f64) -> f64 = match op {
-                    FloatBinary::Add => |x, y| x + y,
-                    FloatBinary::Sub => |x, y| x - y,
-                    FloatBinary::Mul => |x, y| x * y,
-                    FloatBinary::Div => |x, y| x / y,
-                    FloatBinary::Min => f64::min,
-                    FloatBinary::Max => f64::max,
-                };
-                map2(values, dst, a, b, active, |x, y| {
-                    f(f64::from_bits(x), f64::from_bits(y)).to_bits()
-                })
+                let (x, y) = (f64::from_bits, f64::from_bits);
+                match op {
+                    FloatBinary::Add => {
+                        map2(values, dst, a, b, active, |p, q| (x(p) + y(q)).to_bits())
+                    }
+                    FloatBinary::Sub => {
+                        map2(values, dst, a, b, active, |p, q| (x(p) - y(q)).to_bits())
+                    }
+                    FloatBinary::Mul => {
+                        map2(values, dst, a, b, active, |p, q| (x(p) * y(q)).to_bits())
+                    }
+                    FloatBinary::Div => {
+                        map2(values, dst, a, b, active, |p, q| (x(p) / y(q)).to_bits())
+                    }
+                    FloatBinary::Min => map2(values, dst, a, b, active, |p, q| {
+                        arith::f64_min(x(p), y(q)).to_bits()
+                    }),
+                    FloatBinary::Max => map2(values, dst, a, b, active, |p, q| {
+                        arith::f64_max(x(p), y(q)).to_bits()
+                    }),
+                }
             }
         },
         Kind::IntUnary { op, ty, dst, a } => match op {
@@ -866,6 +876,11 @@ fn execute<const HARDWARE_FMA: bool>(
             return barrier(warp, state, path_index, active, kind, id, count, reduction);
         }
         Kind::WarpSync { mask } | Kind::Shuffle { mask, .. } | Kind::Vote { mask, .. } => {
+            if active == 0 {
+                // Every lane's guard is false: nobody arrives, the path moves on.
+                warp.paths[path_index].pc = pc + 1;
+                return Ok(());
+            }
             let mask = uniform_value(values, mask, active) as u32;
             warp_sync::arrive(env.program, warp, path_index, mask);
             return Ok(());
@@ -1275,7 +1290,6 @@ fn record_wavefronts(counters: &mut InstrStats, verdict: warpsim_banks::Wavefron
     counters.wavefronts += u64::from(verdict.wavefronts);
     counters.ideal_wavefronts += u64::from(verdict.ideal);
     counters.bank_conflicts += u64::from(verdict.conflicts());
-    counters.max_wavefronts = counters.max_wavefronts.max(u64::from(verdict.wavefronts));
 }
 
 /// The new value of an atomic read-modify-write.
@@ -1363,7 +1377,9 @@ fn atomic(
                     address,
                     size,
                     store: true,
-                    buffer: env.global.describe(address),
+                    buffer: (space == StateSpace::Global)
+                        .then(|| env.global.describe(address))
+                        .flatten(),
                 },
                 lane as u32,
             )

@@ -2,7 +2,8 @@
 //! the way an NVIDIA GPU of compute capability 7.0 to 9.0 would, and counts
 //! what every instruction did.
 //!
-//! The modules keep apart what Miri keeps apart: [`program`] is the dense
+//! Machine state, scheduling and diagnostics live in separate modules
+//! (as in Miri, the Rust interpreter): [`program`] is the dense
 //! executable form, [`warp`] the state of a warp and its divergent paths,
 //! [`block`] the execution of a block (scheduling, barriers, instruction
 //! semantics), [`memory`] the global buffers and address windows, [`stats`]

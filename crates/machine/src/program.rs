@@ -11,9 +11,9 @@
 
 use warpsim_ir as ir;
 use warpsim_ir::{
-    AddressBase, AtomOp, BarrierKind, BarrierReduction, BinaryOp, BoolOp, CmpOp, InstrId, Kernel,
-    Module, MulAddMode, Op, Operand, PredOperand, Rounding, ScalarType, ShuffleMode, SourceLoc,
-    SpecialReg, StateSpace, UnaryOp, VoteMode,
+    AddressBase, AtomOp, BarrierKind, BarrierReduction, BinaryOp, BoolOp, CmpOp, Kernel, Module,
+    MulAddMode, Op, Operand, PredOperand, Rounding, ScalarType, ShuffleMode, SourceLoc, SpecialReg,
+    StateSpace, UnaryOp, VoteMode,
 };
 
 /// A register index in the warp's value file (64-bit lanes).
@@ -57,7 +57,7 @@ pub struct Program {
 }
 
 /// What a hidden register holds.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum WarpInit {
     Constant(u64),
     Special(SpecialReg),
@@ -350,6 +350,8 @@ struct Lowerer<'a> {
     reg_slot: Vec<u32>,
     value_regs: u32,
     warp_inits: Vec<(ValueReg, WarpInit)>,
+    /// The hidden register of each literal or special register, so each gets one.
+    hidden: std::collections::HashMap<WarpInit, ValueReg>,
     /// Symbol addresses in their own spaces.
     symbol_address: Vec<u64>,
     loc: SourceLoc,
@@ -365,6 +367,7 @@ impl Program {
             reg_slot: Vec::with_capacity(kernel.regs.len()),
             value_regs: 0,
             warp_inits: Vec::new(),
+            hidden: std::collections::HashMap::new(),
             symbol_address: vec![0; kernel.symbols.len()],
             loc: kernel.loc,
         };
@@ -439,11 +442,6 @@ impl Program {
                 .iter()
                 .any(|instr| communicates_across_blocks(&instr.op)),
         })
-    }
-
-    /// The IR instruction id of a code index (the implicit exit has none).
-    pub fn instr_id(&self, pc: u32) -> Option<InstrId> {
-        ((pc as usize) < self.code.len() - 1).then_some(InstrId(pc))
     }
 }
 
@@ -575,16 +573,13 @@ impl Lowerer<'_> {
     }
 
     fn hidden_register(&mut self, init: WarpInit) -> ValueReg {
-        if let Some(&(reg, _)) = self
-            .warp_inits
-            .iter()
-            .find(|(_, existing)| *existing == init)
-        {
+        if let Some(&reg) = self.hidden.get(&init) {
             return reg;
         }
         let reg = self.value_regs;
         self.value_regs += 1;
         self.warp_inits.push((reg, init));
+        self.hidden.insert(init, reg);
         reg
     }
 
@@ -659,7 +654,9 @@ impl Lowerer<'_> {
             AddressBase::Symbol(symbol) => LoweredAddress {
                 base: None,
                 base_bits: 64,
-                offset: self.symbol_address_of(symbol)? as i64 + addr.offset,
+                offset: (self.symbol_address_of(symbol)? as i64)
+                    .checked_add(addr.offset)
+                    .ok_or_else(|| self.error("the address offset is too large".to_string()))?,
             },
             AddressBase::Absolute => LoweredAddress {
                 base: None,

@@ -18,8 +18,6 @@ pub struct InstrStats {
     pub ideal_wavefronts: u64,
     /// Shared memory: the sum over requests of `wavefronts - ideal`, never below zero per request.
     pub bank_conflicts: u64,
-    /// Shared memory: the most wavefronts any single request needed.
-    pub max_wavefronts: u64,
     /// Global memory: distinct 32-byte sectors touched, summed over requests.
     pub sectors: u64,
 }
@@ -31,7 +29,6 @@ impl InstrStats {
         self.wavefronts += other.wavefronts;
         self.ideal_wavefronts += other.ideal_wavefronts;
         self.bank_conflicts += other.bank_conflicts;
-        self.max_wavefronts = self.max_wavefronts.max(other.max_wavefronts);
         self.sectors += other.sectors;
     }
 }

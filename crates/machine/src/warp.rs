@@ -217,8 +217,7 @@ impl Warp {
             .insert(parent.map_or(0, |parent| parent + 1), path);
     }
 
-    /// Whether any path of the warp could run now (for deadlock detection
-    /// after a barrier completed elsewhere).
+    /// Whether every lane of the warp has exited (no path has lanes left).
     pub fn is_finished(&self) -> bool {
         self.paths.iter().all(|path| path.mask == 0)
     }

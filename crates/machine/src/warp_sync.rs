@@ -51,12 +51,13 @@ fn participating_lanes(program: &Program, warp: &Warp, path_index: usize) -> u32
 /// Releases every path waiting with `mask` if, together, they hold all the
 /// mask's live lanes; performs their shuffles and votes first.
 fn try_release(program: &Program, warp: &mut Warp, mask: u32) -> bool {
-    let waiting: Vec<usize> = (0..warp.paths.len())
-        .filter(|&index| warp.paths[index].wait == PathWait::WarpSync { mask })
-        .collect();
-    let arrived = waiting
-        .iter()
-        .fold(0u32, |lanes, &index| lanes | warp.paths[index].mask);
+    // The waiting paths are found by scanning (a warp has few paths), so the
+    // release allocates nothing.
+    let is_waiting =
+        |warp: &Warp, index: usize| warp.paths[index].wait == PathWait::WarpSync { mask };
+    let arrived = (0..warp.paths.len())
+        .filter(|&index| is_waiting(warp, index))
+        .fold(0u32, |lanes, index| lanes | warp.paths[index].mask);
     if mask & warp.live() & !arrived != 0 {
         return false;
     }
@@ -65,7 +66,10 @@ fn try_release(program: &Program, warp: &mut Warp, mask: u32) -> bool {
     let mut vote_bits = 0u32;
     let mut participants = 0u32;
     let mut sources_seeded = false;
-    for &index in &waiting {
+    for index in 0..warp.paths.len() {
+        if !is_waiting(warp, index) {
+            continue;
+        }
         let lanes = participating_lanes(program, warp, index);
         participants |= lanes;
         match program.code[warp.paths[index].pc as usize].kind {
@@ -91,7 +95,10 @@ fn try_release(program: &Program, warp: &mut Warp, mask: u32) -> bool {
         }
     }
     let members = mask & participants;
-    for &index in &waiting {
+    for index in 0..warp.paths.len() {
+        if !is_waiting(warp, index) {
+            continue;
+        }
         let lanes = participating_lanes(program, warp, index);
         match program.code[warp.paths[index].pc as usize].kind {
             Kind::Shuffle {

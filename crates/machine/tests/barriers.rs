@@ -40,8 +40,8 @@ fn syncthreads_orders_a_shared_exchange_between_warps() {
     let want: Vec<u32> = (0..128).map(|t| (127 - t) * (127 - t) + 1).collect();
     assert_eq!(out.u32s(0), want);
     assert_eq!(out.stats("@sync"), counts(4, 128));
-    assert_eq!(out.stats("@write"), shared(4, 128, 4, 4, 1));
-    assert_eq!(out.stats("@read"), shared(4, 128, 4, 4, 1));
+    assert_eq!(out.stats("@write"), shared(4, 128, 4, 4));
+    assert_eq!(out.stats("@read"), shared(4, 128, 4, 4));
 }
 
 // A tree reduction with bar.sync inside a loop: the same barrier completes 1 + log2(256) times.
@@ -93,7 +93,7 @@ fn barrier_in_a_loop_completes_every_round() {
     // 8 rounds (s = 128 .. 1), 8 warps each.
     assert_eq!(out.stats("@loop_sync"), counts(64, 2048));
     // Warps with some t < s: 4, 2, then 1 for the six last rounds.
-    assert_eq!(out.stats("@accumulate"), shared(12, 255, 12, 12, 1));
+    assert_eq!(out.stats("@accumulate"), shared(12, 255, 12, 12));
     assert_eq!(out.stats("@result"), global(1, 1, 1));
 }
 

@@ -10,7 +10,9 @@ use warpsim_machine::memory::buffer_base;
 use warpsim_machine::FaultKind;
 
 // Per block of 128 threads over a 2-D grid: a transpose-like shared exchange with
-// bank conflicts, a divergent loop, a reduction with barriers, and a global atomic.
+// bank conflicts, a divergent loop and a reduction with barriers. No atomics:
+// a kernel with global atomics runs its blocks in order on one host thread
+// (see the ticket test below), and this test is about parallel blocks.
 const MIXED: &str = r#"
 .kernel mixed(.param .u64 IN, .param .u64 OUT, .param .u64 SUMS, .param .u64 COUNT)
 {
@@ -78,8 +80,6 @@ RSKIP:
     mul.wide.u32 %off, %blk, 4;
     add.u64 %po, %po, %off;
     st.global.u32 [%po], %v;
-    ld.param.u64 %po, [COUNT];
-    atom.global.add.u32 %v, [%po], 1;
 }
 "#;
 
@@ -112,7 +112,7 @@ fn host_thread_count_does_not_change_results_or_counters() {
             .fold(0u32, |a, &b| a.wrapping_add(b));
         assert_eq!(sums[block], want, "block {block}");
     }
-    assert_eq!(reference.u32s(3), vec![blocks]);
+    assert!(!reference.program.communicates_across_blocks);
     let outputs = reference.u32s(1);
     for g in 0..(blocks * 128) as usize {
         let (block, t) = (g / 128, g % 128);

@@ -176,7 +176,7 @@ fn partial_last_warp_has_permanently_inactive_lanes() {
     assert_eq!(out.stats("@sync"), counts(2, 48));
     assert_eq!(out.stats("@ballot"), counts(2, 48));
     // 32 lanes in one bank, then 16: 48 wavefronts.
-    assert_eq!(out.stats("@conflicting_store"), shared(2, 48, 48, 2, 32));
+    assert_eq!(out.stats("@conflicting_store"), shared(2, 48, 48, 2));
     // 512 + 256 contiguous bytes: 16 + 8 sectors.
     assert_eq!(out.stats("@store"), global(2, 48, 24));
 }

@@ -171,9 +171,9 @@ fn vector_loads_and_stores_move_every_element() {
     assert_eq!(out.stats("@gld4"), global(1, 32, 16));
     assert_eq!(out.stats("@gst4"), global(1, 32, 16));
     // 16-byte accesses go by quarter warps: 4 wavefronts, ideal 4.
-    assert_eq!(out.stats("@sst4"), shared(1, 32, 4, 4, 4));
+    assert_eq!(out.stats("@sst4"), shared(1, 32, 4, 4));
     // 8-byte accesses at a 16-byte stride: two half warps of 2 wavefronts; ideal 2.
-    assert_eq!(out.stats("@sld2"), shared(1, 32, 4, 2, 4));
+    assert_eq!(out.stats("@sld2"), shared(1, 32, 4, 2));
 }
 
 // Sub-word loads widen (ld.s8 into .s32 and .s64 sign-extends, ld.u8 zero-extends); sub-word stores truncate.
@@ -296,7 +296,7 @@ fn generic_addresses_reach_global_and_shared_memory() {
     let want: Vec<u32> = (0..32).map(|t| (31 - t) * 100 + 1).collect();
     assert_eq!(out.u32s(1), want);
     assert_eq!(out.stats("@generic_global_load"), global(1, 32, 4));
-    assert_eq!(out.stats("@generic_shared_store"), shared(1, 32, 1, 1, 1));
+    assert_eq!(out.stats("@generic_shared_store"), shared(1, 32, 1, 1));
     assert_eq!(out.stats("@generic_global_store"), global(1, 32, 4));
 }
 
@@ -781,8 +781,8 @@ fn shared_atomics_of_one_warp_on_one_address_apply_in_lane_order() {
     assert_eq!(out.u32s(0), final_words);
     assert_eq!(out.u32s(1), olds);
     // Shared atomics never merge: 32 lanes on one word take 32 wavefronts.
-    assert_eq!(out.stats("@atom_add"), shared(1, 32, 32, 1, 32));
-    assert_eq!(out.stats("@red_add"), shared(1, 32, 32, 1, 32));
+    assert_eq!(out.stats("@atom_add"), shared(1, 32, 32, 1));
+    assert_eq!(out.stats("@red_add"), shared(1, 32, 32, 1));
 }
 
 // Two warps add their thread index to one global word and keep the old values.
@@ -975,7 +975,6 @@ fn bank_conflicts_of_real_kernels_match_the_measured_cases() {
             wavefronts,
             ideal_wavefronts: ideal,
             bank_conflicts: wavefronts.saturating_sub(ideal),
-            max_wavefronts: wavefronts,
             sectors: 0,
         };
         assert_eq!(out.stats("@access"), want, "`{access}` at lane * {k}");
@@ -1001,7 +1000,7 @@ const BANKS_HALF_WARP: &str = r#"
 fn bank_conflicts_count_active_lanes_only() {
     let out = run_kernel(BANKS_HALF_WARP, 1, 64, &[]).ok();
     // Warp 0: 16 lanes in one bank; warp 1 issues with no lane active.
-    assert_eq!(out.stats("@load"), shared(2, 16, 16, 1, 16));
+    assert_eq!(out.stats("@load"), shared(2, 16, 16, 1));
 }
 
 // s[3] of a 3-word shared array: past the 12 bytes the kernel declares.

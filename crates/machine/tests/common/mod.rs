@@ -331,20 +331,13 @@ pub fn counts(executed: u64, threads: u64) -> InstrStats {
 }
 
 /// Counters of a shared-memory instruction.
-pub fn shared(
-    executed: u64,
-    threads: u64,
-    wavefronts: u64,
-    ideal_wavefronts: u64,
-    max_wavefronts: u64,
-) -> InstrStats {
+pub fn shared(executed: u64, threads: u64, wavefronts: u64, ideal_wavefronts: u64) -> InstrStats {
     InstrStats {
         executed,
         threads,
         wavefronts,
         ideal_wavefronts,
         bank_conflicts: wavefronts - ideal_wavefronts,
-        max_wavefronts,
         sectors: 0,
     }
 }
