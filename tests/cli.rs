@@ -766,6 +766,10 @@ fn check_set_row_read_col_json(report: &Value) {
             "op": op,
             "executed": executed,
             "threads": threads,
+            // Every execution of this kernel's memory instructions has lanes
+            // active, so each one is a request to the space it names.
+            "shared_requests": if space == Some("shared") { executed } else { 0 },
+            "global_requests": if space == Some("global") { executed } else { 0 },
             "wavefronts": wavefronts,
             "ideal_wavefronts": ideal,
             "bank_conflicts": conflicts,

@@ -23,6 +23,10 @@ pub struct InstructionReport {
     pub op: Option<MemoryAccessKind>,
     pub executed: u64,
     pub threads: u64,
+    /// Executions that reached shared memory / global memory (a generic
+    /// access counts where its addresses resolved).
+    pub shared_requests: u64,
+    pub global_requests: u64,
     pub wavefronts: u64,
     pub ideal_wavefronts: u64,
     pub bank_conflicts: u64,
@@ -100,8 +104,8 @@ impl Report {
             .enumerate()
         {
             let access = instr.op.memory_access();
-            if let Some((space, op)) = access {
-                accumulate(&mut totals, space, op, stats);
+            if let Some((_, op)) = access {
+                accumulate(&mut totals, op, stats);
             }
             instructions.push(InstructionReport {
                 index,
@@ -112,6 +116,8 @@ impl Report {
                 op: access.map(|(_, op)| op),
                 executed: stats.executed,
                 threads: stats.threads,
+                shared_requests: stats.shared_requests,
+                global_requests: stats.global_requests,
                 wavefronts: stats.wavefronts,
                 ideal_wavefronts: stats.ideal_wavefronts,
                 bank_conflicts: stats.bank_conflicts,
@@ -197,7 +203,7 @@ impl Report {
                 text.truncate(text_width - 1);
                 text.push('~');
             }
-            let shared = row.space == Some(StateSpace::Shared) || row.wavefronts > 0;
+            let shared = row.space == Some(StateSpace::Shared) || row.shared_requests > 0;
             let (wavefronts, ideal, conflicts, ways) = if shared {
                 (
                     row.wavefronts.to_string(),
@@ -208,7 +214,7 @@ impl Report {
             } else {
                 ("-".into(), "-".into(), "-".into(), "-".into())
             };
-            let sectors = if row.space == Some(StateSpace::Global) || row.sectors > 0 {
+            let sectors = if row.space == Some(StateSpace::Global) || row.global_requests > 0 {
                 row.sectors.to_string()
             } else {
                 "-".to_string()
@@ -302,31 +308,20 @@ fn ways(wavefronts: u64, ideal: u64) -> String {
     }
 }
 
-fn accumulate(totals: &mut Totals, space: StateSpace, op: MemoryAccessKind, stats: &InstrStats) {
-    let shared = match (space, op) {
-        (StateSpace::Shared, MemoryAccessKind::Load) => Some(&mut totals.shared_load),
-        (StateSpace::Shared, MemoryAccessKind::Store) => Some(&mut totals.shared_store),
-        (StateSpace::Shared, MemoryAccessKind::Atomic | MemoryAccessKind::Reduction) => {
-            Some(&mut totals.shared_atomic)
+/// Adds one instruction's requests to the totals, by what its lanes really
+/// touched: a generic access counts where its addresses resolved.
+fn accumulate(totals: &mut Totals, op: MemoryAccessKind, stats: &InstrStats) {
+    let (shared, global) = match op {
+        MemoryAccessKind::Load => (&mut totals.shared_load, &mut totals.global_load),
+        MemoryAccessKind::Store => (&mut totals.shared_store, &mut totals.global_store),
+        MemoryAccessKind::Atomic | MemoryAccessKind::Reduction => {
+            (&mut totals.shared_atomic, &mut totals.global_atomic)
         }
-        _ => None,
     };
-    if let Some(shared) = shared {
-        shared.requests += stats.executed;
-        shared.wavefronts += stats.wavefronts;
-        shared.ideal_wavefronts += stats.ideal_wavefronts;
-        shared.bank_conflicts += stats.bank_conflicts;
-    }
-    let global = match (space, op) {
-        (StateSpace::Global, MemoryAccessKind::Load) => Some(&mut totals.global_load),
-        (StateSpace::Global, MemoryAccessKind::Store) => Some(&mut totals.global_store),
-        (StateSpace::Global, MemoryAccessKind::Atomic | MemoryAccessKind::Reduction) => {
-            Some(&mut totals.global_atomic)
-        }
-        _ => None,
-    };
-    if let Some(global) = global {
-        global.requests += stats.executed;
-        global.sectors += stats.sectors;
-    }
+    shared.requests += stats.shared_requests;
+    shared.wavefronts += stats.wavefronts;
+    shared.ideal_wavefronts += stats.ideal_wavefronts;
+    shared.bank_conflicts += stats.bank_conflicts;
+    global.requests += stats.global_requests;
+    global.sectors += stats.sectors;
 }

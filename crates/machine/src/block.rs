@@ -1248,9 +1248,7 @@ fn memory_access(
         record_wavefronts(counters, verdict);
     }
     if global_lanes != 0 {
-        state.sectors.sort_unstable();
-        state.sectors.dedup();
-        counters.sectors += state.sectors.len() as u64;
+        record_sectors(counters, &mut state.sectors);
     }
     Ok(())
 }
@@ -1286,7 +1284,16 @@ fn push_sectors(sectors: &mut Vec<u64>, address: u64, size: u32) {
     }
 }
 
+/// One global request: the distinct 32-byte sectors its lanes touched.
+fn record_sectors(counters: &mut InstrStats, sectors: &mut Vec<u64>) {
+    sectors.sort_unstable();
+    sectors.dedup();
+    counters.global_requests += 1;
+    counters.sectors += sectors.len() as u64;
+}
+
 fn record_wavefronts(counters: &mut InstrStats, verdict: warpsim_banks::Wavefronts) {
+    counters.shared_requests += 1;
     counters.wavefronts += u64::from(verdict.wavefronts);
     counters.ideal_wavefronts += u64::from(verdict.ideal);
     counters.bank_conflicts += u64::from(verdict.conflicts());
@@ -1426,9 +1433,7 @@ fn atomic(
         record_wavefronts(counters, verdict);
     }
     if !state.sectors.is_empty() {
-        state.sectors.sort_unstable();
-        state.sectors.dedup();
-        counters.sectors += state.sectors.len() as u64;
+        record_sectors(counters, &mut state.sectors);
     }
     Ok(())
 }

@@ -12,6 +12,11 @@ pub struct InstrStats {
     pub executed: u64,
     /// Thread-level executions: lanes active with a true guard.
     pub threads: u64,
+    /// Executions that sent a request to shared memory (at least one lane
+    /// accessed it; for generic addresses, decided lane by lane).
+    pub shared_requests: u64,
+    /// Executions that sent a request to global memory.
+    pub global_requests: u64,
     /// Shared memory: wavefronts the bank arbiter needed.
     pub wavefronts: u64,
     /// Shared memory: wavefronts the same requests would need without conflicts.
@@ -26,6 +31,8 @@ impl InstrStats {
     pub fn add(&mut self, other: &InstrStats) {
         self.executed += other.executed;
         self.threads += other.threads;
+        self.shared_requests += other.shared_requests;
+        self.global_requests += other.global_requests;
         self.wavefronts += other.wavefronts;
         self.ideal_wavefronts += other.ideal_wavefronts;
         self.bank_conflicts += other.bank_conflicts;

@@ -330,15 +330,16 @@ pub fn counts(executed: u64, threads: u64) -> InstrStats {
     }
 }
 
-/// Counters of a shared-memory instruction.
+/// Counters of a shared-memory instruction whose every execution had a lane active.
 pub fn shared(executed: u64, threads: u64, wavefronts: u64, ideal_wavefronts: u64) -> InstrStats {
     InstrStats {
         executed,
         threads,
+        shared_requests: executed,
         wavefronts,
         ideal_wavefronts,
         bank_conflicts: wavefronts - ideal_wavefronts,
-        sectors: 0,
+        ..InstrStats::default()
     }
 }
 
@@ -347,6 +348,7 @@ pub fn global(executed: u64, threads: u64, sectors: u64) -> InstrStats {
     InstrStats {
         executed,
         threads,
+        global_requests: executed,
         sectors,
         ..InstrStats::default()
     }
