@@ -11,9 +11,8 @@ use std::path::{Path, PathBuf};
 use codespan_reporting::diagnostic::{Diagnostic, Label};
 use codespan_reporting::files::SimpleFiles;
 use codespan_reporting::term::{self, termcolor::NoColor};
-use warpsim_ir::{ParseError, StateSpace, VerifyError};
+use warpsim_ir::{ParseError, VerifyError};
 use warpsim_machine::error::{ExecError, FaultKind, PathPosition, Waiting};
-use warpsim_machine::memory::{buffer_base, LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE};
 
 /// Source texts by the names locations use, read lazily.
 pub struct Sources {
@@ -269,74 +268,8 @@ pub fn render_verify_error(error: &VerifyError, sources: &mut Sources) -> String
     out
 }
 
-/// The launch's global buffers, by name and length in bytes in launch order,
-/// to say which buffer a global address falls in.
-#[derive(Clone, Debug, Default)]
-pub struct BufferMap {
-    buffers: Vec<(String, u64)>,
-}
-
-impl BufferMap {
-    pub fn new(buffers: impl IntoIterator<Item = (String, u64)>) -> BufferMap {
-        BufferMap {
-            buffers: buffers.into_iter().collect(),
-        }
-    }
-
-    /// Where a global address is, as fault messages put it: ` (offset 8 of
-    /// buffer `a`)`, ` (offset 64 of buffer `a`, past its end)` or ` (in no buffer)`.
-    fn whereabouts(&self, address: u64) -> String {
-        let found = self
-            .buffers
-            .iter()
-            .enumerate()
-            .find_map(|(index, (name, len))| {
-                let base = buffer_base(index);
-                let offset = address.checked_sub(base)?;
-                (address < buffer_base(index + 1)).then_some((name, offset, *len))
-            });
-        match found {
-            Some((name, offset, len)) if offset < len => {
-                format!(" (offset {offset} of buffer `{name}`)")
-            }
-            Some((name, offset, _)) => {
-                format!(" (offset {offset} of buffer `{name}`, past its end)")
-            }
-            None => " (in no buffer)".to_string(),
-        }
-    }
-}
-
-/// Whether an access of `space` at `address` goes to global memory.
-fn is_global(space: StateSpace, address: u64) -> bool {
-    match space {
-        StateSpace::Global => true,
-        StateSpace::Generic => ![SHARED_WINDOW, LOCAL_WINDOW]
-            .iter()
-            .any(|&window| (window..window.saturating_add(WINDOW_SIZE)).contains(&address)),
-        _ => false,
-    }
-}
-
 /// A one-line summary of a fault, for the report's `error` field.
 pub fn fault_summary(error: &ExecError, file_of: &dyn Fn(u32) -> (String, u32)) -> String {
-    fault_summary_in(error, file_of, None)
-}
-
-/// [`fault_summary`], naming the buffer a misaligned global address is in.
-pub fn fault_summary_with_buffers(
-    error: &ExecError,
-    file_of: &dyn Fn(u32) -> (String, u32),
-    buffers: &BufferMap,
-) -> String {
-    fault_summary_in(error, file_of, Some(buffers))
-}
-
-fn fault_summary_in(
-    error: &ExecError,
-    file_of: &dyn Fn(u32) -> (String, u32),
-    buffers: Option<&BufferMap>,
-) -> String {
     let block = format!(
         "block ({},{},{})",
         error.block[0], error.block[1], error.block[2]
@@ -351,10 +284,10 @@ fn fault_summary_in(
         }
         None => block,
     };
-    format!("{place}: {}", fault_message(&error.kind, buffers))
+    format!("{place}: {}", fault_message(&error.kind))
 }
 
-fn fault_message(kind: &FaultKind, buffers: Option<&BufferMap>) -> String {
+fn fault_message(kind: &FaultKind) -> String {
     match kind {
         FaultKind::OutOfBounds {
             space,
@@ -379,10 +312,11 @@ fn fault_message(kind: &FaultKind, buffers: Option<&BufferMap>) -> String {
             space,
             address,
             size,
+            buffer,
         } => {
-            let whereabouts = match buffers {
-                Some(buffers) if is_global(*space, *address) => buffers.whereabouts(*address),
-                _ => String::new(),
+            let whereabouts = match buffer {
+                Some((name, offset)) => format!(" (offset {offset} of buffer `{name}`)"),
+                None => String::new(),
             };
             format!(
                 "misaligned {size}-byte {} access at address {address:#x}{whereabouts}: it must be a multiple of {size}",
@@ -412,30 +346,11 @@ pub fn render_fault(
     file_of: &dyn Fn(u32) -> (String, u32),
     sources: &mut Sources,
 ) -> String {
-    render_fault_in(error, file_of, sources, None)
-}
-
-/// [`render_fault`], naming the buffer a misaligned global address is in.
-pub fn render_fault_with_buffers(
-    error: &ExecError,
-    file_of: &dyn Fn(u32) -> (String, u32),
-    sources: &mut Sources,
-    buffers: &BufferMap,
-) -> String {
-    render_fault_in(error, file_of, sources, Some(buffers))
-}
-
-fn render_fault_in(
-    error: &ExecError,
-    file_of: &dyn Fn(u32) -> (String, u32),
-    sources: &mut Sources,
-    buffers: Option<&BufferMap>,
-) -> String {
     let block = format!(
         "block ({},{},{})",
         error.block[0], error.block[1], error.block[2]
     );
-    let mut diagnostic = Diagnostic::error().with_message(fault_message(&error.kind, buffers));
+    let mut diagnostic = Diagnostic::error().with_message(fault_message(&error.kind));
     if let Some(site) = &error.site {
         let (file, line) = file_of(site.pc);
         diagnostic = sources.at_line(

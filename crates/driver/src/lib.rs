@@ -39,110 +39,67 @@ pub fn read_config(path: Option<&Path>) -> Result<(MachineConfig, Option<TomlFil
     let config: MachineConfig = file.parse()?;
     config
         .validate()
-        .map_err(|message| config_error(&file, message))?;
+        .map_err(|error| config_error(&file, error.keys, error.message))?;
     Ok((config, Some(file)))
 }
 
-/// Sections of a machine configuration.
-const CONFIG_SECTIONS: [&str; 4] = ["device", "shared_memory", "barriers", "limits"];
-
-/// A problem with the values of a machine configuration, at the keys its
-/// message names: `section.key` words, or for messages that start with
-/// `section: ` (the bank geometry's), the key their words are about.
-fn config_error(file: &TomlFile, message: String) -> InputError {
-    let mut keys: Vec<Vec<&str>> = message
-        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
-        .map(|word| word.trim_end_matches('.'))
-        .filter_map(|word| {
-            let parts: Vec<&str> = word.split('.').collect();
-            (parts.len() >= 2 && CONFIG_SECTIONS.contains(&parts[0])).then_some(parts)
-        })
-        .collect();
-    keys.dedup();
-    if keys.is_empty() {
-        if let Some((section, rest)) = message.split_once(": ") {
-            if CONFIG_SECTIONS.contains(&section) {
-                let key = match section {
-                    "shared_memory" if rest.starts_with("the bank count") => Some("banks"),
-                    "shared_memory" if rest.starts_with("the bank width") => {
-                        Some("bank_width_bytes")
-                    }
-                    _ => None,
-                };
-                keys.push(std::iter::once(section).chain(key).collect());
-            }
-        }
-    }
-    let mut error = file.error(message.clone());
+/// A configuration value that makes no sense, at the `section.key`s it names.
+fn config_error(file: &TomlFile, keys: &[&str], message: String) -> InputError {
+    let mut error = file.error(message);
     for (index, key) in keys.iter().enumerate() {
+        let path: Vec<&str> = key.split('.').collect();
         error = if index == 0 {
-            error.at(key, "")
+            error.at(&path, "")
         } else {
-            error.also_at(key, "")
+            error.also_at(&path, "")
         };
     }
     error.into_error()
 }
 
 /// A launch the machine refuses (`validate_launch`), at the launch-file key
-/// that asks for it (or the configuration key that forbids it).
+/// that asks for it, or the configuration key that forbids it.
 fn launch_error(
     launch: &TomlFile,
     config_file: Option<&TomlFile>,
     source: &KernelSource,
     program: &Program,
-    message: String,
+    refusal: warpsim_machine::LaunchError,
 ) -> InputError {
-    if let Some(config_file) = config_file {
-        let first_word = message.split_whitespace().next().unwrap_or("");
-        if CONFIG_SECTIONS
-            .iter()
-            .any(|section| first_word.starts_with(&format!("{section}.")))
-        {
-            return config_error(config_file, message);
-        }
+    use warpsim_machine::LaunchCause;
+    let message = refusal.message;
+    if let (LaunchCause::Config(keys), Some(config_file)) = (refusal.cause, config_file) {
+        return config_error(config_file, keys, message);
     }
     let static_shared = format!(
         "declares {} bytes of static shared memory",
         program.static_shared_bytes
     );
-    let error = launch.error(message.clone());
-    // "grid dimension y is 0": the number at fault, when the file has it.
-    let axis = |what: &str| {
-        let rest = message.strip_prefix(what)?.strip_prefix(" dimension ")?;
-        ["x", "y", "z"]
-            .iter()
-            .position(|axis| rest.starts_with(&format!("{axis} ")))
-            .map(|index| index.to_string())
-    };
-    let error = if let Some(index) = axis("grid") {
-        error.at(&["grid", &index], "")
-    } else if let Some(index) = axis("block") {
-        error.at(&["block", &index], "")
-    } else if message.starts_with("grid") {
-        error.at(&["grid"], "")
-    } else if message.contains("dynamic shared memory") {
-        let error = error.at(&["shared_bytes"], "");
-        if program.static_shared_bytes > 0 {
-            error.also_at(&["kernel"], static_shared)
-        } else {
-            error
+    let error = launch.error(message);
+    let error = match refusal.cause {
+        LaunchCause::GridDimension(index) => error.at(&["grid", &index.to_string()], ""),
+        LaunchCause::BlockDimension(index) => error.at(&["block", &index.to_string()], ""),
+        LaunchCause::ThreadsPerBlock => error.at(&["block"], ""),
+        LaunchCause::DynamicSharedMemory => {
+            let error = error.at(&["shared_bytes"], "");
+            if program.static_shared_bytes > 0 {
+                error.also_at(&["kernel"], static_shared)
+            } else {
+                error
+            }
         }
-    } else if message.contains("static shared memory") {
-        source.largest(error.at(&["kernel"], ""), StateSpace::Shared)
-    } else if message.starts_with("block") || message.starts_with("a block of") {
-        let error = error.at(&["block"], "");
-        if message.contains("local memory") || message.contains("register") {
-            source.largest(error.also_at(&["kernel"], ""), StateSpace::Local)
-        } else {
-            error
+        LaunchCause::StaticSharedMemory => {
+            source.largest(error.at(&["kernel"], ""), StateSpace::Shared)
         }
-    } else if message.contains("local memory") {
-        source.largest(error.at(&["kernel"], ""), StateSpace::Local)
-    } else if message.contains("parameter") && launch.key_span(&["args"]).is_some() {
-        error.at(&["args"], "")
-    } else {
-        error.at(&["kernel"], "")
+        LaunchCause::BlockState => source.largest(
+            error.at(&["block"], "").also_at(&["kernel"], ""),
+            StateSpace::Local,
+        ),
+        LaunchCause::LocalMemory => source.largest(error.at(&["kernel"], ""), StateSpace::Local),
+        LaunchCause::Parameters if launch.key_span(&["args"]).is_some() => error.at(&["args"], ""),
+        LaunchCause::Parameters | LaunchCause::Config(_) | LaunchCause::Host => {
+            error.at(&["kernel"], "")
+        }
     };
     error.into_error()
 }
@@ -380,7 +337,7 @@ pub fn prepare_with(
             name: &source_name,
             text: &source_text,
         };
-        launch_error(&launch_file, config_file, &source, &program, error.message)
+        launch_error(&launch_file, config_file, &source, &program, error)
     })?;
     tracing::info!(kernel = %file.kernel, source = %source_name, "prepared launch");
     Ok(PreparedLaunch {
@@ -430,21 +387,9 @@ impl PreparedLaunch {
                 let base_dir = LaunchFile::base_dir(&self.launch_path);
                 let mut sources = diagnostics::Sources::new(&base_dir);
                 sources.add(&self.source_name, self.source_text.clone());
-                let buffers = diagnostics::BufferMap::new(
-                    self.buffers
-                        .iter()
-                        .map(|(name, bytes)| (name.clone(), bytes.len() as u64)),
-                );
                 (
-                    Some(diagnostics::fault_summary_with_buffers(
-                        error, &file_of, &buffers,
-                    )),
-                    Some(diagnostics::render_fault_with_buffers(
-                        error,
-                        &file_of,
-                        &mut sources,
-                        &buffers,
-                    )),
+                    Some(diagnostics::fault_summary(error, &file_of)),
+                    Some(diagnostics::render_fault(error, &file_of, &mut sources)),
                 )
             }
             None => (None, None),

@@ -1078,6 +1078,37 @@ fn lane_address(values: &[u64], addr: LoweredAddress, lane: usize) -> u64 {
     }
 }
 
+/// A lane's address and where it goes, once it passed the alignment every
+/// access of `size` bytes needs (PTX requires natural alignment).
+#[inline(always)]
+fn lane_target(
+    env: &LaunchEnv,
+    values: &[u64],
+    addr: LoweredAddress,
+    lane: usize,
+    space: StateSpace,
+    size: u32,
+) -> Result<(u64, Target), Fault> {
+    let address = lane_address(values, addr, lane);
+    let target = resolve(space, address);
+    if address & (u64::from(size) - 1) != 0 {
+        let buffer = match target {
+            Target::Global(address) => env.global.describe(address),
+            _ => None,
+        };
+        return Err(fault(
+            FaultKind::Misaligned {
+                space,
+                address,
+                size,
+                buffer,
+            },
+            lane as u32,
+        ));
+    }
+    Ok((address, target))
+}
+
 /// Resolves a generic address into its window.
 #[inline(always)]
 fn resolve(space: StateSpace, address: u64) -> Target {
@@ -1124,18 +1155,7 @@ fn memory_access(
         if active >> lane & 1 == 0 {
             continue;
         }
-        let address = lane_address(&warp.values, addr, lane);
-        if address & (u64::from(total) - 1) != 0 {
-            return Err(fault(
-                FaultKind::Misaligned {
-                    space,
-                    address,
-                    size: total,
-                },
-                lane as u32,
-            ));
-        }
-        let target = resolve(space, address);
+        let (address, target) = lane_target(env, &warp.values, addr, lane, space, total)?;
         let thread = warp.index as usize * WARP_SIZE + lane;
         match target {
             Target::Shared(offset) => {
@@ -1364,17 +1384,7 @@ fn atomic(
         if active >> lane & 1 == 0 {
             continue;
         }
-        let address = lane_address(&warp.values, addr, lane);
-        if address & (u64::from(size) - 1) != 0 {
-            return Err(fault(
-                FaultKind::Misaligned {
-                    space,
-                    address,
-                    size,
-                },
-                lane as u32,
-            ));
-        }
+        let (address, target) = lane_target(env, &warp.values, addr, lane, space, size)?;
         let operand = warp.values[a as usize * WARP_SIZE + lane] & mask;
         let swap = b.map_or(0, |b| warp.values[b as usize * WARP_SIZE + lane] & mask);
         let out_of_bounds = |space| {
@@ -1391,7 +1401,7 @@ fn atomic(
                 lane as u32,
             )
         };
-        let old = match resolve(space, address) {
+        let old = match target {
             Target::Shared(offset) => {
                 shared_lanes |= 1 << lane;
                 state.shared_addresses[lane] = offset as u32;

@@ -116,29 +116,65 @@ impl MachineConfig {
         }
     }
 
-    /// Checks values that deserialize but make no sense; the message names the key.
-    pub fn validate(&self) -> Result<(), String> {
-        self.shared_memory
-            .bank_config()
-            .validate()
-            .map_err(|message| format!("shared_memory: {message}"))?;
+    /// Checks values that deserialize but make no sense; the error names the keys.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let fail =
+            |keys: &'static [&'static str], message: String| Err(ConfigError { keys, message });
+        let shared = &self.shared_memory;
+        // The bank count alone (with a valid width), then the geometry as a whole:
+        // whatever is still wrong is the width.
+        let banks_only = BankConfig {
+            banks: shared.banks,
+            bank_width_bytes: 4,
+        };
+        if let Err(message) = banks_only.validate() {
+            return fail(
+                &["shared_memory.banks"],
+                format!("shared_memory: {message}"),
+            );
+        }
+        if let Err(message) = shared.bank_config().validate() {
+            return fail(
+                &["shared_memory.bank_width_bytes"],
+                format!("shared_memory: {message}"),
+            );
+        }
         if self.device.max_threads_per_block == 0 || self.device.max_threads_per_block > 1024 {
-            return Err("device.max_threads_per_block must be between 1 and 1024".to_string());
+            return fail(
+                &["device.max_threads_per_block"],
+                "device.max_threads_per_block must be between 1 and 1024".to_string(),
+            );
         }
         if self.device.max_block_dims.contains(&0) || self.device.max_grid_dims.contains(&0) {
-            return Err(
+            return fail(
+                &["device.max_block_dims", "device.max_grid_dims"],
                 "device.max_block_dims and device.max_grid_dims must be positive".to_string(),
             );
         }
-        if self.shared_memory.static_bytes_per_block > self.shared_memory.max_bytes_per_block {
-            return Err(
+        if shared.static_bytes_per_block > shared.max_bytes_per_block {
+            return fail(
+                &[
+                    "shared_memory.static_bytes_per_block",
+                    "shared_memory.max_bytes_per_block",
+                ],
                 "shared_memory.static_bytes_per_block exceeds shared_memory.max_bytes_per_block"
                     .to_string(),
             );
         }
         if self.limits.max_warp_instructions_per_block == 0 {
-            return Err("limits.max_warp_instructions_per_block must be positive".to_string());
+            return fail(
+                &["limits.max_warp_instructions_per_block"],
+                "limits.max_warp_instructions_per_block must be positive".to_string(),
+            );
         }
         Ok(())
     }
+}
+
+/// A configuration value that makes no sense, with the `section.key`s at fault.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ConfigError {
+    pub keys: &'static [&'static str],
+    pub message: String,
 }

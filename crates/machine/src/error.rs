@@ -9,12 +9,35 @@ use warpsim_ir::StateSpace;
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
 pub struct LaunchError {
+    /// What is at fault, so a front end can point at the setting that asks for it.
+    pub cause: LaunchCause,
     pub message: String,
 }
 
+/// The setting a [`LaunchError`] is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LaunchCause {
+    /// A machine-configuration value, by its `section.key`s.
+    Config(&'static [&'static str]),
+    /// Grid dimension x, y or z (0, 1, 2).
+    GridDimension(usize),
+    /// Block dimension x, y or z (0, 1, 2).
+    BlockDimension(usize),
+    ThreadsPerBlock,
+    StaticSharedMemory,
+    DynamicSharedMemory,
+    LocalMemory,
+    /// The registers and memory one block needs on the host.
+    BlockState,
+    Parameters,
+    /// The host, not the input (e.g. threads could not start).
+    Host,
+}
+
 impl LaunchError {
-    pub fn new(message: impl Into<String>) -> LaunchError {
+    pub fn new(cause: LaunchCause, message: impl Into<String>) -> LaunchError {
         LaunchError {
+            cause,
             message: message.into(),
         }
     }
@@ -58,6 +81,8 @@ pub enum FaultKind {
         space: StateSpace,
         address: u64,
         size: u32,
+        /// For global memory: the buffer and offset the address falls in, if any.
+        buffer: Option<(String, u64)>,
     },
     /// A store to a read-only space, an unsupported space, and the like.
     InvalidAccess {

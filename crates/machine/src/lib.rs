@@ -30,8 +30,8 @@ mod warp_sync;
 
 use rayon::prelude::*;
 
-pub use config::{BarrierSemantics, MachineConfig};
-pub use error::{ExecError, FaultKind, LaunchError};
+pub use config::{BarrierSemantics, ConfigError, MachineConfig};
+pub use error::{ExecError, FaultKind, LaunchCause, LaunchError};
 pub use memory::GlobalMemory;
 pub use program::Program;
 pub use stats::{InstrStats, RunStats};
@@ -71,52 +71,64 @@ pub fn validate_launch(
     launch: &Launch,
     config: &MachineConfig,
 ) -> Result<(), LaunchError> {
-    config.validate().map_err(LaunchError::new)?;
+    config
+        .validate()
+        .map_err(|error| LaunchError::new(LaunchCause::Config(error.keys), error.message))?;
     let device = &config.device;
-    for (axis, (&block, &limit)) in ["x", "y", "z"]
+    for (index, (axis, (&block, &limit))) in ["x", "y", "z"]
         .iter()
         .zip(launch.block.iter().zip(&device.max_block_dims))
+        .enumerate()
     {
         if block == 0 || block > limit {
-            return Err(LaunchError::new(format!(
-                "block dimension {axis} is {block}; it must be between 1 and {limit}"
-            )));
+            return Err(LaunchError::new(
+                LaunchCause::BlockDimension(index),
+                format!("block dimension {axis} is {block}; it must be between 1 and {limit}"),
+            ));
         }
     }
-    for (axis, (&grid, &limit)) in ["x", "y", "z"]
+    for (index, (axis, (&grid, &limit))) in ["x", "y", "z"]
         .iter()
         .zip(launch.grid.iter().zip(&device.max_grid_dims))
+        .enumerate()
     {
         if grid == 0 || grid > limit {
-            return Err(LaunchError::new(format!(
-                "grid dimension {axis} is {grid}; it must be between 1 and {limit}"
-            )));
+            return Err(LaunchError::new(
+                LaunchCause::GridDimension(index),
+                format!("grid dimension {axis} is {grid}; it must be between 1 and {limit}"),
+            ));
         }
     }
     let threads: u64 = launch.block.iter().map(|&d| u64::from(d)).product();
     if threads > u64::from(device.max_threads_per_block) {
-        return Err(LaunchError::new(format!(
-            "a block of {}x{}x{} has {threads} threads; this machine allows at most {}",
-            launch.block[0], launch.block[1], launch.block[2], device.max_threads_per_block
-        )));
+        return Err(LaunchError::new(
+            LaunchCause::ThreadsPerBlock,
+            format!(
+                "a block of {}x{}x{} has {threads} threads; this machine allows at most {}",
+                launch.block[0], launch.block[1], launch.block[2], device.max_threads_per_block
+            ),
+        ));
     }
     let shared = &config.shared_memory;
     if program.static_shared_bytes > shared.static_bytes_per_block {
-        return Err(LaunchError::new(format!(
-            "the kernel declares {} bytes of static shared memory; a block may have at most {}",
-            program.static_shared_bytes, shared.static_bytes_per_block
-        )));
+        return Err(LaunchError::new(
+            LaunchCause::StaticSharedMemory,
+            format!(
+                "the kernel declares {} bytes of static shared memory; a block may have at most {}",
+                program.static_shared_bytes, shared.static_bytes_per_block
+            ),
+        ));
     }
     let total_shared =
         u64::from(program.dynamic_shared_offset) + u64::from(launch.dynamic_shared_bytes);
     if launch.dynamic_shared_bytes > 0 && total_shared > u64::from(shared.max_bytes_per_block) {
-        return Err(LaunchError::new(format!(
+        return Err(LaunchError::new(LaunchCause::DynamicSharedMemory, format!(
             "{} bytes of static and {} bytes of dynamic shared memory exceed the {} bytes a block may use",
             program.static_shared_bytes, launch.dynamic_shared_bytes, shared.max_bytes_per_block
         )));
     }
     if program.local_bytes > MAX_LOCAL_BYTES_PER_THREAD {
-        return Err(LaunchError::new(format!(
+        return Err(LaunchError::new(LaunchCause::LocalMemory, format!(
             "the kernel declares {} bytes of local memory per thread; CUDA allows at most {MAX_LOCAL_BYTES_PER_THREAD}",
             program.local_bytes
         )));
@@ -126,7 +138,7 @@ pub fn validate_launch(
         + u64::from(program.local_bytes) * threads
         + total_shared;
     if block_state > MAX_BLOCK_STATE_BYTES {
-        return Err(LaunchError::new(format!(
+        return Err(LaunchError::new(LaunchCause::BlockState, format!(
             "a block of {threads} threads needs {} MiB to simulate ({} registers per thread, {} bytes of local memory per thread); the limit is {} MiB",
             block_state >> 20,
             program.value_regs,
@@ -135,14 +147,18 @@ pub fn validate_launch(
         )));
     }
     if launch.params.len() != program.param_bytes as usize {
-        return Err(LaunchError::new(format!(
-            "the parameter buffer has {} bytes; the kernel's parameters take {}",
-            launch.params.len(),
-            program.param_bytes
-        )));
+        return Err(LaunchError::new(
+            LaunchCause::Parameters,
+            format!(
+                "the parameter buffer has {} bytes; the kernel's parameters take {}",
+                launch.params.len(),
+                program.param_bytes
+            ),
+        ));
     }
     if config.barriers.semantics == BarrierSemantics::PreVolta {
         return Err(LaunchError::new(
+            LaunchCause::Config(&["barriers.semantics"]),
             "barriers.semantics = \"pre-volta\" (per-warp arrival) is not implemented yet; use \"volta\"",
         ));
     }
@@ -193,7 +209,12 @@ pub fn run(
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(host_threads)
         .build()
-        .map_err(|error| LaunchError::new(format!("cannot start host threads: {error}")))?;
+        .map_err(|error| {
+            LaunchError::new(
+                LaunchCause::Host,
+                format!("cannot start host threads: {error}"),
+            )
+        })?;
     // Each host thread folds its blocks into one runner (reusing allocations);
     // the partial results are then merged. Counters are sums and the reported
     // fault is the lowest block's, so the result does not depend on how rayon
