@@ -395,6 +395,18 @@ fn i128_to_f64_directed(value: i128, rounding: Rounding) -> f64 {
     }
 }
 
+/// An integer `cvt` without saturation: sign- or zero-extends from `from`,
+/// then truncates to `to`. The most common conversion, kept branch-free.
+#[inline(always)]
+pub fn resize_int(src: u64, from: IntType, to: IntType) -> u64 {
+    let value = if from.signed {
+        sign_extend(src, from.bits) as u64
+    } else {
+        src & width_mask(from.bits)
+    };
+    value & width_mask(to.bits)
+}
+
 /// `cvt`: converts `src` of type `from` to type `to`.
 pub fn convert(
     src: u64,
@@ -404,15 +416,10 @@ pub fn convert(
     saturate: bool,
 ) -> u64 {
     match (from, to) {
+        (NumberType::Int(from), NumberType::Int(to)) if !saturate => resize_int(src, from, to),
         (NumberType::Int(from), NumberType::Int(to)) => {
-            let value = as_wide(src, from);
-            let value = if saturate {
-                let (min, max) = int_range(to);
-                value.clamp(min, max)
-            } else {
-                value
-            };
-            (value as u64) & width_mask(to.bits)
+            let (min, max) = int_range(to);
+            (as_wide(src, from).clamp(min, max) as u64) & width_mask(to.bits)
         }
         (NumberType::Float(from), NumberType::Int(to)) => {
             let value = match from {

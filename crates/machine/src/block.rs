@@ -215,13 +215,7 @@ impl<'a> BlockRunner<'a> {
                         waiting: match path.wait {
                             PathWait::Barrier { id, .. } => Waiting::Barrier(u32::from(id)),
                             PathWait::WarpSync { mask } => Waiting::WarpSync(mask),
-                            PathWait::Ready
-                                if warp.paths[index + 1..].iter().any(|above| {
-                                    above.reconverge == path.pc && above.mask != 0
-                                }) =>
-                            {
-                                Waiting::Reconvergence
-                            }
+                            PathWait::Ready if warp.has_children(index) => Waiting::Reconvergence,
                             PathWait::Ready => Waiting::Running,
                         },
                     })
@@ -811,14 +805,7 @@ fn execute<const HARDWARE_FMA: bool>(
         } => match (src_ty, dst_ty, saturate) {
             // Integer widening and narrowing, by far the most common conversion.
             (NumberType::Int(from), NumberType::Int(to), false) => {
-                map1(values, dst, src, active, |x| {
-                    let value = if from.signed {
-                        sign_extend(x, from.bits) as u64
-                    } else {
-                        x & width_mask(from.bits)
-                    };
-                    value & width_mask(to.bits)
-                })
+                map1(values, dst, src, active, |x| arith::resize_int(x, from, to))
             }
             _ => map1(values, dst, src, active, |x| {
                 arith::convert(x, src_ty, dst_ty, rounding, saturate)

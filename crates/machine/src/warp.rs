@@ -159,11 +159,7 @@ impl Warp {
                         self.wake_from_barrier(program, index, barrier);
                     }
                 }
-                let path = self.paths[index];
-                let has_children = self.paths[index + 1..]
-                    .iter()
-                    .any(|above| above.reconverge == path.pc);
-                if path.wait == PathWait::Ready && !has_children {
+                if self.paths[index].wait == PathWait::Ready && !self.has_children(index) {
                     return Some(index);
                 }
             }
@@ -203,6 +199,15 @@ impl Warp {
         let path = &mut self.paths[index];
         path.wait = PathWait::Ready;
         path.pc += 1;
+    }
+
+    /// Whether the path at `index` is a reconvergence entry still waiting for
+    /// paths above it that will rejoin it (their reconvergence point is its pc).
+    pub fn has_children(&self, index: usize) -> bool {
+        let pc = self.paths[index].pc;
+        self.paths[index + 1..]
+            .iter()
+            .any(|above| above.reconverge == pc && above.mask != 0)
     }
 
     /// Moves the (ready, childless) path at `index` to the bottom of its
