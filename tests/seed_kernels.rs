@@ -209,26 +209,31 @@ fn transposes_transpose() {
     assert!((0..n * n).all(|i| b[(i % n) * n + i / n] == a[i]));
 }
 
-#[test]
-fn tiled_matrix_multiply_matches_the_host_bit_for_bit() {
-    let run = run_program("seed/matmulTiled16", None, 2);
+/// C = A x B for 64 x 64 floats, accumulated with one fma per k in k order,
+/// as the kernel does: bit for bit.
+fn assert_matmul_matches_the_host(program: &str) {
+    let run = run_program(program, None, 2);
     let a = f32s(&run.initial("A"));
     let b = f32s(&run.initial("B"));
     let c = f32s(&run.buffer("C"));
     let n = 64;
     for row in 0..n {
         for column in 0..n {
-            // The kernel accumulates with one fma per k, in k order.
             let expected = (0..n).fold(0.0f32, |sum, k| {
                 a[row * n + k].mul_add(b[k * n + column], sum)
             });
             assert_eq!(
                 c[row * n + column].to_bits(),
                 expected.to_bits(),
-                "C[{row}][{column}]"
+                "{program}: C[{row}][{column}]"
             );
         }
     }
+}
+
+#[test]
+fn tiled_matrix_multiply_matches_the_host_bit_for_bit() {
+    assert_matmul_matches_the_host("seed/matmulTiled16");
 }
 
 #[test]
@@ -368,23 +373,7 @@ fn cuda_seed_kernels_conflict_where_the_hardware_does() {
 
 #[test]
 fn cuda_matmul_matches_the_host() {
-    let run = run_program("cuda/matmulTiled16", None, 2);
-    let a = f32s(&run.initial("A"));
-    let b = f32s(&run.initial("B"));
-    let c = f32s(&run.buffer("C"));
-    let n = 64;
-    for row in 0..n {
-        for column in 0..n {
-            let expected = (0..n).fold(0.0f32, |sum, k| {
-                a[row * n + k].mul_add(b[k * n + column], sum)
-            });
-            assert_eq!(
-                c[row * n + column].to_bits(),
-                expected.to_bits(),
-                "C[{row}][{column}]"
-            );
-        }
-    }
+    assert_matmul_matches_the_host("cuda/matmulTiled16");
 }
 
 /// A launch that names the `.cu` file itself compiles it with NVRTC at run
