@@ -114,6 +114,13 @@ pub enum UnaryOp {
     Sqrt,
     Rcp,
     Rsqrt,
+    /// `ex2.approx`: 2 to the power of the operand.
+    Ex2,
+    /// `lg2.approx`: base-2 logarithm.
+    Lg2,
+    /// `sin.approx`, `cos.approx`: radians.
+    Sin,
+    Cos,
 }
 
 /// `mad` and `fma`: `dst = a * b + c`.
@@ -537,6 +544,37 @@ pub enum Op {
     },
     /// Ends the thread (`exit`, and `ret` in a kernel).
     Exit,
+    /// `bfe.ty dst, a, pos, len`: extracts `len` bits of `a` from bit `pos`,
+    /// sign-extended for signed types.
+    BitFieldExtract {
+        ty: ScalarType,
+        dst: RegId,
+        a: Operand,
+        position: Operand,
+        length: Operand,
+    },
+    /// `bfi.ty dst, field, base, pos, len`: `base` with `len` bits from bit
+    /// `pos` replaced by the low bits of `field`.
+    BitFieldInsert {
+        ty: ScalarType,
+        dst: RegId,
+        field: Operand,
+        base: Operand,
+        position: Operand,
+        length: Operand,
+    },
+    /// `prmt.b32 dst, a, b, selector`: picks four bytes from the eight of
+    /// `b:a` (default mode; bit 3 of a selector nibble replicates the sign).
+    Permute {
+        dst: RegId,
+        a: Operand,
+        b: Operand,
+        selector: Operand,
+    },
+    /// `activemask.b32 dst`: the lanes executing this instruction.
+    ActiveMask {
+        dst: RegId,
+    },
     /// Converts an address between a state space and the generic space:
     /// `cvta.space.ty dst, src` (to generic) or `cvta.to.space.ty dst, src`.
     Cvta {
@@ -576,6 +614,10 @@ impl Op {
             | Op::Selp { dst, .. }
             | Op::Cvt { dst, .. }
             | Op::Cvta { dst, .. }
+            | Op::BitFieldExtract { dst, .. }
+            | Op::BitFieldInsert { dst, .. }
+            | Op::Permute { dst, .. }
+            | Op::ActiveMask { dst }
             | Op::Vote { dst, .. } => vec![*dst],
             Op::Load { dst, .. } => dst.clone(),
             Op::Atom { dst, .. } => dst.iter().copied().collect(),

@@ -820,6 +820,10 @@ impl<'a> Parser<'a> {
             "sqrt" => Some(UnaryOp::Sqrt),
             "rcp" => Some(UnaryOp::Rcp),
             "rsqrt" => Some(UnaryOp::Rsqrt),
+            "ex2" => Some(UnaryOp::Ex2),
+            "lg2" => Some(UnaryOp::Lg2),
+            "sin" => Some(UnaryOp::Sin),
+            "cos" => Some(UnaryOp::Cos),
             _ => None,
         };
         if let Some(op) = unary {
@@ -1239,6 +1243,70 @@ impl<'a> Parser<'a> {
                 Ok(Op::Branch { target })
             }
             "exit" | "ret" => Ok(Op::Exit),
+            "bfe" => {
+                let ty = self.take_type(mods, opcode)?;
+                let dst = self.parse_destination(scope)?;
+                self.expect_punct(',')?;
+                let a = self.parse_operand(scope, ty)?;
+                self.expect_punct(',')?;
+                let position = self.parse_operand(scope, ScalarType::U32)?;
+                self.expect_punct(',')?;
+                let length = self.parse_operand(scope, ScalarType::U32)?;
+                Ok(Op::BitFieldExtract {
+                    ty,
+                    dst,
+                    a,
+                    position,
+                    length,
+                })
+            }
+            "bfi" => {
+                let ty = self.take_type(mods, opcode)?;
+                let dst = self.parse_destination(scope)?;
+                self.expect_punct(',')?;
+                let field = self.parse_operand(scope, ty)?;
+                self.expect_punct(',')?;
+                let base = self.parse_operand(scope, ty)?;
+                self.expect_punct(',')?;
+                let position = self.parse_operand(scope, ScalarType::U32)?;
+                self.expect_punct(',')?;
+                let length = self.parse_operand(scope, ScalarType::U32)?;
+                Ok(Op::BitFieldInsert {
+                    ty,
+                    dst,
+                    field,
+                    base,
+                    position,
+                    length,
+                })
+            }
+            "prmt" => {
+                let ty = self.take_type(mods, opcode)?;
+                if ty != ScalarType::B32 {
+                    return Err(self.error_at(opcode, "`prmt` takes `.b32`"));
+                }
+                let dst = self.parse_destination(scope)?;
+                self.expect_punct(',')?;
+                let a = self.parse_operand(scope, ty)?;
+                self.expect_punct(',')?;
+                let b = self.parse_operand(scope, ty)?;
+                self.expect_punct(',')?;
+                let selector = self.parse_operand(scope, ty)?;
+                Ok(Op::Permute {
+                    dst,
+                    a,
+                    b,
+                    selector,
+                })
+            }
+            "activemask" => {
+                let ty = self.take_type(mods, opcode)?;
+                if ty != ScalarType::B32 {
+                    return Err(self.error_at(opcode, "`activemask` takes `.b32`"));
+                }
+                let dst = self.parse_destination(scope)?;
+                Ok(Op::ActiveMask { dst })
+            }
             "cvta" => {
                 let to_generic = !mods.take("to");
                 let space = self.take_from(

@@ -176,6 +176,10 @@ fn write_instruction(out: &mut String, kernel: &Kernel, instr: &Instr) -> fmt::R
                 UnaryOp::Sqrt => "sqrt.rn",
                 UnaryOp::Rcp => "rcp.rn",
                 UnaryOp::Rsqrt => "rsqrt.approx",
+                UnaryOp::Ex2 => "ex2.approx",
+                UnaryOp::Lg2 => "lg2.approx",
+                UnaryOp::Sin => "sin.approx",
+                UnaryOp::Cos => "cos.approx",
             };
             write!(out, "{name}.{ty} {}, {}", reg(*dst), operand(a))
         }
@@ -390,6 +394,50 @@ fn write_instruction(out: &mut String, kernel: &Kernel, instr: &Instr) -> fmt::R
             )
         }
         Op::Branch { target } => write!(out, "bra {}", kernel.label(*target).name),
+        Op::BitFieldExtract {
+            ty,
+            dst,
+            a,
+            position,
+            length,
+        } => write!(
+            out,
+            "bfe.{ty} {}, {}, {}, {}",
+            reg(*dst),
+            operand(a),
+            operand(position),
+            operand(length)
+        ),
+        Op::BitFieldInsert {
+            ty,
+            dst,
+            field,
+            base,
+            position,
+            length,
+        } => write!(
+            out,
+            "bfi.{ty} {}, {}, {}, {}, {}",
+            reg(*dst),
+            operand(field),
+            operand(base),
+            operand(position),
+            operand(length)
+        ),
+        Op::Permute {
+            dst,
+            a,
+            b,
+            selector,
+        } => write!(
+            out,
+            "prmt.b32 {}, {}, {}, {}",
+            reg(*dst),
+            operand(a),
+            operand(b),
+            operand(selector)
+        ),
+        Op::ActiveMask { dst } => write!(out, "activemask.b32 {}", reg(*dst)),
         Op::Cvta {
             space,
             to_generic,

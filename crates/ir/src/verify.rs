@@ -222,6 +222,9 @@ impl Checker<'_> {
                         ty.kind() == TypeKind::Bits && ty.size_bytes() >= 4
                     }
                     UnaryOp::Sqrt | UnaryOp::Rcp | UnaryOp::Rsqrt => ty.is_float(),
+                    UnaryOp::Ex2 | UnaryOp::Lg2 | UnaryOp::Sin | UnaryOp::Cos => {
+                        ty == ScalarType::F32
+                    }
                 };
                 if !valid {
                     self.problem(format!("`{op:?}` is not defined for `.{ty}`").to_lowercase());
@@ -512,6 +515,53 @@ impl Checker<'_> {
                 self.expect_pred(pred, "predicate");
                 self.expect_operand(mask, ScalarType::B32, "mask");
             }
+            Op::BitFieldExtract {
+                ty,
+                dst,
+                a,
+                position,
+                length,
+            } => {
+                if !matches!(
+                    ty,
+                    ScalarType::U32 | ScalarType::S32 | ScalarType::U64 | ScalarType::S64
+                ) {
+                    self.problem(format!("`bfe` takes .u32, .s32, .u64 or .s64, not `.{ty}`"));
+                }
+                self.expect_register(*dst, *ty, "destination");
+                self.expect_operand(a, *ty, "source");
+                self.expect_operand(position, ScalarType::U32, "bit position");
+                self.expect_operand(length, ScalarType::U32, "field length");
+            }
+            Op::BitFieldInsert {
+                ty,
+                dst,
+                field,
+                base,
+                position,
+                length,
+            } => {
+                if !matches!(ty, ScalarType::B32 | ScalarType::B64) {
+                    self.problem(format!("`bfi` takes .b32 or .b64, not `.{ty}`"));
+                }
+                self.expect_register(*dst, *ty, "destination");
+                self.expect_operand(field, *ty, "field");
+                self.expect_operand(base, *ty, "base");
+                self.expect_operand(position, ScalarType::U32, "bit position");
+                self.expect_operand(length, ScalarType::U32, "field length");
+            }
+            Op::Permute {
+                dst,
+                a,
+                b,
+                selector,
+            } => {
+                self.expect_register(*dst, ScalarType::B32, "destination");
+                self.expect_operand(a, ScalarType::B32, "first source");
+                self.expect_operand(b, ScalarType::B32, "second source");
+                self.expect_operand(selector, ScalarType::B32, "selector");
+            }
+            Op::ActiveMask { dst } => self.expect_register(*dst, ScalarType::B32, "destination"),
             Op::Cvta {
                 space,
                 to_generic,

@@ -162,3 +162,27 @@ fn a_guarded_exit_in_a_loop_does_not_stop_the_loop_from_reconverging() {
     let back_edge = cfg.block_of[4];
     assert_eq!(start(&cfg, reconvergence[back_edge]), Some(5));
 }
+
+/// The bit-field, permute, math and active-mask instructions parse, verify and
+/// print back to themselves.
+#[test]
+fn bit_and_math_instructions_round_trip() {
+    let text = ".kernel k()\n{\n.reg .u32 %u;\n.reg .s32 %s;\n.reg .b32 %b, %c;\n.reg .f32 %f;\n\
+        bfe.u32 %u, %u, 4, 8;\nbfe.s32 %s, %s, %u, 3;\nbfi.b32 %b, %c, %b, 8, 8;\n\
+        prmt.b32 %b, %b, %c, 0x3210;\nex2.approx.f32 %f, %f;\nlg2.approx.f32 %f, %f;\n\
+        sin.approx.f32 %f, %f;\ncos.approx.f32 %f, %f;\nactivemask.b32 %b;\nexit;\n}\n";
+    let module = parse_module("bits.kir", text).unwrap_or_else(|error| panic!("{error}"));
+    warpsim_ir::verify_module(&module).unwrap_or_else(|error| panic!("{error}"));
+    let printed = print_module(&module);
+    assert_eq!(parse_module("printed.kir", &printed).unwrap(), module);
+    for spelling in [
+        "bfe.u32",
+        "bfe.s32",
+        "bfi.b32",
+        "prmt.b32",
+        "ex2.approx.f32",
+        "activemask.b32",
+    ] {
+        assert!(printed.contains(spelling), "{spelling} in\n{printed}");
+    }
+}

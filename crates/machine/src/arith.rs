@@ -395,6 +395,70 @@ fn i128_to_f64_directed(value: i128, rounding: Rounding) -> f64 {
     }
 }
 
+/// `bfe` (PTX ISA, "Integer Arithmetic Instructions: bfe"): `length` bits of
+/// `value` from bit `position`; for signed types the bits past the field
+/// copy its top bit (or bit `msb` when the field runs past it).
+pub fn bit_field_extract(value: u64, position: u64, length: u64, ty: IntType) -> u64 {
+    let msb = u64::from(ty.bits) - 1;
+    let (position, length) = (position & 0xff, length & 0xff);
+    let bit = |index: u64| (value >> index) & 1;
+    let sign = if ty.signed && length != 0 {
+        bit((position + length - 1).min(msb))
+    } else {
+        0
+    };
+    let mut result = 0u64;
+    for index in 0..=msb {
+        let from_field = index < length && position + index <= msb;
+        let value = if from_field {
+            bit(position + index)
+        } else {
+            sign
+        };
+        result |= value << index;
+    }
+    result
+}
+
+/// `bfi`: `base` with `length` bits from bit `position` replaced by the low
+/// bits of `field` (bits past the width are dropped).
+pub fn bit_field_insert(field: u64, base: u64, position: u64, length: u64, bits: u8) -> u64 {
+    let msb = u64::from(bits) - 1;
+    let (position, length) = (position & 0xff, length & 0xff);
+    let mut result = base & width_mask(bits);
+    for index in 0..length {
+        if position + index > msb {
+            break;
+        }
+        let value = (field >> index) & 1;
+        result = (result & !(1 << (position + index))) | (value << (position + index));
+    }
+    result
+}
+
+/// `prmt.b32` in its default mode: output byte `k` is the byte of the
+/// eight-byte value `b:a` named by selector nibble `k`; a nibble with bit 3
+/// set replicates that byte's sign bit instead.
+pub fn permute(a: u64, b: u64, selector: u64) -> u64 {
+    let bytes = ((b & 0xffff_ffff) << 32) | (a & 0xffff_ffff);
+    let mut result = 0u64;
+    for output in 0..4 {
+        let nibble = (selector >> (4 * output)) & 0xf;
+        let byte = (bytes >> (8 * (nibble & 7))) & 0xff;
+        let byte = if nibble & 8 != 0 {
+            if byte & 0x80 != 0 {
+                0xff
+            } else {
+                0
+            }
+        } else {
+            byte
+        };
+        result |= byte << (8 * output);
+    }
+    result
+}
+
 /// An integer `cvt` without saturation: sign- or zero-extends from `from`,
 /// then truncates to `to`. The most common conversion, kept branch-free.
 #[inline(always)]
@@ -571,6 +635,33 @@ mod tests {
         assert_eq!(int_min(0xffff_ffff, 1, U32), 1);
         assert_eq!(int_clz(1, U32), 31);
         assert_eq!(int_brev(1, U32), 0x8000_0000);
+    }
+
+    #[test]
+    fn bit_field_extract_and_insert_follow_the_ptx_definition() {
+        assert_eq!(bit_field_extract(0xf0, 4, 4, U32), 0xf);
+        // Signed: the field's top bit fills the rest.
+        assert_eq!(bit_field_extract(0xf0, 4, 4, S32), 0xffff_ffff);
+        assert_eq!(bit_field_extract(0x70, 4, 4, S32), 0x7);
+        assert_eq!(bit_field_extract(0xf0, 4, 0, S32), 0);
+        // A field past bit 31 takes bit 31 as its sign.
+        assert_eq!(bit_field_extract(0x8000_0000, 28, 8, S32), 0xffff_fff8);
+        assert_eq!(bit_field_extract(0x8000_0000, 28, 8, U32), 0x8);
+        // Position and length use their low 8 bits only.
+        assert_eq!(bit_field_extract(0xf0, 0x104, 0x204, U32), 0xf);
+        assert_eq!(bit_field_insert(0xf, 0, 4, 4, 32), 0xf0);
+        assert_eq!(bit_field_insert(0xff, 0, 28, 8, 32), 0xf000_0000);
+        assert_eq!(bit_field_insert(0, 0xffff_ffff, 8, 8, 32), 0xffff_00ff);
+    }
+
+    #[test]
+    fn permute_picks_and_sign_replicates_bytes() {
+        let (a, b) = (0x3322_1100, 0x7766_5544);
+        assert_eq!(permute(a, b, 0x3210), 0x3322_1100);
+        assert_eq!(permute(a, b, 0x7654), 0x7766_5544);
+        assert_eq!(permute(a, b, 0x0123), 0x0011_2233);
+        assert_eq!(permute(0x80, 0, 0x8888), 0xffff_ffff);
+        assert_eq!(permute(0x7f, 0, 0x8880), 0x0000_007f);
     }
 
     #[test]

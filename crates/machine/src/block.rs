@@ -656,6 +656,12 @@ fn execute<const HARDWARE_FMA: bool>(
                     FloatUnary::Sqrt => f32::sqrt,
                     FloatUnary::Rcp => |x| 1.0 / x,
                     FloatUnary::Rsqrt => |x| 1.0 / x.sqrt(),
+                    // The approximate forms are computed exactly: within
+                    // the PTX ISA's error bounds, and the same on every host.
+                    FloatUnary::Ex2 => f32::exp2,
+                    FloatUnary::Lg2 => f32::log2,
+                    FloatUnary::Sin => f32::sin,
+                    FloatUnary::Cos => f32::cos,
                 };
                 match op {
                     // Sign operations change the sign bit only, NaN or not.
@@ -672,6 +678,10 @@ fn execute<const HARDWARE_FMA: bool>(
                     FloatUnary::Sqrt => f64::sqrt,
                     FloatUnary::Rcp => |x| 1.0 / x,
                     FloatUnary::Rsqrt => |x| 1.0 / x.sqrt(),
+                    FloatUnary::Ex2 => f64::exp2,
+                    FloatUnary::Lg2 => f64::log2,
+                    FloatUnary::Sin => f64::sin,
+                    FloatUnary::Cos => f64::cos,
                 };
                 map1(values, dst, a, active, |x| f(f64::from_bits(x)).to_bits())
             }
@@ -873,6 +883,54 @@ fn execute<const HARDWARE_FMA: bool>(
             return Ok(());
         }
         Kind::Fence => {}
+        Kind::BitFieldExtract {
+            ty,
+            dst,
+            a,
+            position,
+            length,
+        } => map3(values, dst, a, position, length, active, |x, p, l| {
+            arith::bit_field_extract(x, p, l, ty)
+        }),
+        Kind::BitFieldInsert {
+            bits,
+            dst,
+            field,
+            base,
+            position,
+            length,
+        } => {
+            // Four inputs: read them all before writing, as `dst` may be one.
+            let (field, base, position, length) = (
+                lanes(values, field),
+                lanes(values, base),
+                lanes(values, position),
+                lanes(values, length),
+            );
+            let out = lanes_mut(values, dst);
+            for (lane, out) in out.iter_mut().enumerate() {
+                if active >> lane & 1 != 0 {
+                    *out = arith::bit_field_insert(
+                        field[lane],
+                        base[lane],
+                        position[lane],
+                        length[lane],
+                        bits,
+                    );
+                }
+            }
+        }
+        Kind::Permute {
+            dst,
+            a,
+            b,
+            selector,
+        } => map3(values, dst, a, b, selector, active, arith::permute),
+        Kind::ActiveMask { dst } => {
+            // The lanes of the path executing it, whatever the guard said.
+            let lanes = u64::from(warp.paths[path_index].mask);
+            map1(values, dst, dst, active, |_| lanes);
+        }
         Kind::Cvta {
             window,
             to_generic,

@@ -133,6 +133,10 @@ pub enum FloatUnary {
     Sqrt,
     Rcp,
     Rsqrt,
+    Ex2,
+    Lg2,
+    Sin,
+    Cos,
 }
 
 /// An integer type's width and signedness.
@@ -314,6 +318,30 @@ pub enum Kind {
         reconverge: u32,
     },
     Exit,
+    BitFieldExtract {
+        ty: IntType,
+        dst: ValueReg,
+        a: ValueReg,
+        position: ValueReg,
+        length: ValueReg,
+    },
+    BitFieldInsert {
+        bits: u8,
+        dst: ValueReg,
+        field: ValueReg,
+        base: ValueReg,
+        position: ValueReg,
+        length: ValueReg,
+    },
+    Permute {
+        dst: ValueReg,
+        a: ValueReg,
+        b: ValueReg,
+        selector: ValueReg,
+    },
+    ActiveMask {
+        dst: ValueReg,
+    },
     /// `cvta`: adds (to generic) or subtracts (to the space) the base of the
     /// space's window in the generic address space; `bits` is the width.
     Cvta {
@@ -804,6 +832,10 @@ impl Lowerer<'_> {
                             UnaryOp::Sqrt => FloatUnary::Sqrt,
                             UnaryOp::Rcp => FloatUnary::Rcp,
                             UnaryOp::Rsqrt => FloatUnary::Rsqrt,
+                            UnaryOp::Ex2 => FloatUnary::Ex2,
+                            UnaryOp::Lg2 => FloatUnary::Lg2,
+                            UnaryOp::Sin => FloatUnary::Sin,
+                            UnaryOp::Cos => FloatUnary::Cos,
                             other => {
                                 return Err(
                                     self.error(format!("`{other:?}` is not defined for floats"))
@@ -1047,6 +1079,48 @@ impl Lowerer<'_> {
                 }
             }
             Op::Exit => Kind::Exit,
+            Op::BitFieldExtract {
+                ty,
+                dst,
+                a,
+                position,
+                length,
+            } => Kind::BitFieldExtract {
+                ty: Self::int_type(*ty),
+                dst: self.dst(*dst),
+                a: self.value(a)?,
+                position: self.value(position)?,
+                length: self.value(length)?,
+            },
+            Op::BitFieldInsert {
+                ty,
+                dst,
+                field,
+                base,
+                position,
+                length,
+            } => Kind::BitFieldInsert {
+                bits: ty.bits() as u8,
+                dst: self.dst(*dst),
+                field: self.value(field)?,
+                base: self.value(base)?,
+                position: self.value(position)?,
+                length: self.value(length)?,
+            },
+            Op::Permute {
+                dst,
+                a,
+                b,
+                selector,
+            } => Kind::Permute {
+                dst: self.dst(*dst),
+                a: self.value(a)?,
+                b: self.value(b)?,
+                selector: self.value(selector)?,
+            },
+            Op::ActiveMask { dst } => Kind::ActiveMask {
+                dst: self.dst(*dst),
+            },
             Op::Cvta {
                 space,
                 to_generic,
