@@ -264,6 +264,34 @@ impl<'a> Parser<'a> {
                 Ok(())
             }
             "entry" => self.parse_kernel(),
+            "section" => {
+                // DWARF debug sections (`.section .debug_str { ... }`): the
+                // `.loc` lines already carry what warpsim needs from them.
+                self.next();
+                while !self.is_punct('{') {
+                    if self.peek().kind == TokenKind::End {
+                        return Err(self.unexpected(&token, "`{` opening the section"));
+                    }
+                    self.next();
+                }
+                let mut depth = 0usize;
+                loop {
+                    let inner = self.next();
+                    match inner.kind {
+                        TokenKind::Punct('{') => depth += 1,
+                        TokenKind::Punct('}') => {
+                            depth -= 1;
+                            if depth == 0 {
+                                return Ok(());
+                            }
+                        }
+                        TokenKind::End => {
+                            return Err(self.unexpected(&inner, "`}` closing the section"))
+                        }
+                        _ => {}
+                    }
+                }
+            }
             "func" => {
                 Err(self.error_at(&token, "device functions (`.func`) are not supported yet"))
             }
