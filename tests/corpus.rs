@@ -884,9 +884,8 @@ fn softmax_rows() {
 /// `bar.red.or/and.pred` inside `{ }` blocks that declare their own `%p1`,
 /// `%p2`, shadowing the kernel's registers of the same name.
 #[test]
-#[ignore = "needs: registers declared in nested { } scopes that shadow outer ones (`.reg .pred %p1;` again)"]
 fn syncthreads_count_threshold() {
-    let run = run_pending("syncthreads_count_threshold");
+    let run = run_program("corpus/syncthreads_count_threshold", None, 2);
     let input = u32s(&run.initial("in"));
     let counts: Vec<u32> = input
         .chunks(256)

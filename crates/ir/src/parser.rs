@@ -91,6 +91,9 @@ struct KernelScope {
     labels: IndexMap<String, LabelId>,
     /// For each label: where it is defined (if yet) and first used.
     label_sites: Vec<(Option<InstrId>, Token)>,
+    /// Nested PTX scopes `{ }`: for each open one, the register names it
+    /// declared and what they meant outside it (restored when it closes).
+    scope_frames: Vec<Vec<(String, Option<RegId>)>>,
     kernel: Kernel,
 }
 
@@ -388,6 +391,7 @@ impl<'a> Parser<'a> {
             symbols: IndexMap::new(),
             labels: IndexMap::new(),
             label_sites: Vec::new(),
+            scope_frames: Vec::new(),
             kernel: Kernel {
                 name,
                 loc,
@@ -448,21 +452,26 @@ impl<'a> Parser<'a> {
             self.declare_symbol(&mut scope, &token, symbol)?;
         }
         self.expect_punct('{')?;
-        // PTX bodies may open nested `{ }` scopes; they are flattened.
-        let mut depth = 0usize;
+        // PTX bodies may open nested `{ }` scopes: their instructions join the
+        // body, and registers they declare are visible only inside them.
         loop {
             let token = self.peek().clone();
             match &token.kind {
                 TokenKind::Punct('{') if self.dialect == Dialect::Ptx => {
                     self.next();
-                    depth += 1;
+                    scope.scope_frames.push(Vec::new());
                 }
                 TokenKind::Punct('}') => {
                     self.next();
-                    if depth == 0 {
+                    let Some(frame) = scope.scope_frames.pop() else {
                         break;
+                    };
+                    for (name, outer) in frame.into_iter().rev() {
+                        match outer {
+                            Some(reg) => scope.regs.insert(name, reg),
+                            None => scope.regs.shift_remove(&name),
+                        };
                     }
-                    depth -= 1;
                 }
                 TokenKind::Directive(name) if name == "pragma" && self.dialect == Dialect::Ptx => {
                     self.next();
@@ -584,15 +593,38 @@ impl<'a> Parser<'a> {
         name: String,
         ty: ScalarType,
     ) -> Result<()> {
-        if scope.regs.contains_key(&name) {
+        let declared_here = scope
+            .scope_frames
+            .last()
+            .is_some_and(|frame| frame.iter().any(|(declared, _)| *declared == name));
+        let outer = scope.regs.get(&name).copied();
+        if declared_here || (outer.is_some() && scope.scope_frames.is_empty()) {
             return Err(self.error_at(token, format!("register `{name}` is declared twice")));
         }
         if scope.kernel.regs.len() >= 1 << 20 {
             return Err(self.error_at(token, "too many registers in one kernel"));
         }
+        // Inside a nested scope the register is a new one: it gets a name of
+        // its own (`%p1$2`), which `.kir` text can spell, so printing keeps
+        // every register distinct.
+        let unique = if scope.scope_frames.is_empty() {
+            name.clone()
+        } else {
+            let mut counter = scope.kernel.regs.len();
+            loop {
+                let candidate = format!("{name}${counter}");
+                if !scope.kernel.regs.iter().any(|reg| reg.name == candidate) {
+                    break candidate;
+                }
+                counter += 1;
+            }
+        };
+        if let Some(frame) = scope.scope_frames.last_mut() {
+            frame.push((name.clone(), outer));
+        }
         let id = RegId(scope.kernel.regs.len() as u32);
-        scope.regs.insert(name.clone(), id);
-        scope.kernel.regs.push(RegDecl { name, ty });
+        scope.regs.insert(name, id);
+        scope.kernel.regs.push(RegDecl { name: unique, ty });
         Ok(())
     }
 

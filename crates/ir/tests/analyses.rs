@@ -186,3 +186,46 @@ fn bit_and_math_instructions_round_trip() {
         assert!(printed.contains(spelling), "{spelling} in\n{printed}");
     }
 }
+
+/// Registers declared in nested PTX scopes are new registers visible only
+/// inside them; sibling scopes may reuse a name (as `__syncthreads_count`
+/// compiles), and the outer register is back after the scope.
+#[test]
+fn nested_ptx_scopes_declare_their_own_registers() {
+    let text = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n\
+        .reg .pred %p<2>;\n.reg .b32 %r<3>;\n\
+        { .reg .pred %p1; setp.ne.u32 %p1, %r1, 0; }\n\
+        { .reg .pred %p1; setp.ne.u32 %p1, %r2, 0; }\n\
+        setp.eq.u32 %p1, %r0, 0;\nret;\n}\n";
+    let module =
+        warpsim_ir::parse_ptx("scopes.ptx", text).unwrap_or_else(|error| panic!("{error}"));
+    let kernel = &module.kernels[0];
+    let destinations: Vec<String> = kernel
+        .instrs
+        .iter()
+        .filter_map(|instr| {
+            instr
+                .op
+                .destinations()
+                .first()
+                .map(|&reg| kernel.reg(reg).name.clone())
+        })
+        .collect();
+    assert_ne!(
+        destinations[0], destinations[1],
+        "sibling scopes get distinct registers"
+    );
+    assert_eq!(
+        destinations[2], "%p1",
+        "the outer register is back after the scopes"
+    );
+    assert!(destinations[0].starts_with("%p1$") && destinations[1].starts_with("%p1$"));
+    let printed = print_module(&module);
+    assert_eq!(parse_module("printed.kir", &printed).unwrap(), module);
+    // Declaring twice in one scope is still an error.
+    let twice = text.replace(
+        "{ .reg .pred %p1; setp.ne.u32 %p1, %r1, 0; }",
+        "{ .reg .pred %p1; .reg .pred %p1; }",
+    );
+    assert!(warpsim_ir::parse_ptx("twice.ptx", &twice).is_err());
+}
