@@ -836,9 +836,8 @@ fn noinline_device_call() {
 /// `bfind.shiftamt.u32`. The order of the copies is the atomics' order, so the
 /// copied values are compared as a multiset.
 #[test]
-#[ignore = "needs: bfind (bfind.shiftamt.u32, from __ffs)"]
 fn filter_warp_aggregated() {
-    let run = run_pending("filter_warp_aggregated");
+    let run = run_program("corpus/filter_warp_aggregated", None, 2);
     let src = i32s(&run.initial("src"));
     let mut positive: Vec<i32> = src.iter().copied().filter(|&x| x > 0).collect();
     let count = i32s(&run.buffer("nres"))[0] as usize;

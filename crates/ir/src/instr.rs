@@ -121,6 +121,11 @@ pub enum UnaryOp {
     /// `sin.approx`, `cos.approx`: radians.
     Sin,
     Cos,
+    /// `bfind`: the position of the most significant non-sign bit, or all
+    /// ones when there is none.
+    Bfind,
+    /// `bfind.shiftamt`: the left shift that would bring that bit to the top.
+    BfindShiftAmount,
 }
 
 /// `mad` and `fma`: `dst = a * b + c`.

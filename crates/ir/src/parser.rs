@@ -884,6 +884,8 @@ impl<'a> Parser<'a> {
             "lg2" => Some(UnaryOp::Lg2),
             "sin" => Some(UnaryOp::Sin),
             "cos" => Some(UnaryOp::Cos),
+            "bfind" if mods.take("shiftamt") => Some(UnaryOp::BfindShiftAmount),
+            "bfind" => Some(UnaryOp::Bfind),
             _ => None,
         };
         if let Some(op) = unary {

@@ -180,6 +180,8 @@ fn write_instruction(out: &mut String, kernel: &Kernel, instr: &Instr) -> fmt::R
                 UnaryOp::Lg2 => "lg2.approx",
                 UnaryOp::Sin => "sin.approx",
                 UnaryOp::Cos => "cos.approx",
+                UnaryOp::Bfind => "bfind",
+                UnaryOp::BfindShiftAmount => "bfind.shiftamt",
             };
             write!(out, "{name}.{ty} {}, {}", reg(*dst), operand(a))
         }

@@ -225,11 +225,18 @@ impl Checker<'_> {
                     UnaryOp::Ex2 | UnaryOp::Lg2 | UnaryOp::Sin | UnaryOp::Cos => {
                         ty == ScalarType::F32
                     }
+                    UnaryOp::Bfind | UnaryOp::BfindShiftAmount => matches!(
+                        ty,
+                        ScalarType::U32 | ScalarType::S32 | ScalarType::U64 | ScalarType::S64
+                    ),
                 };
                 if !valid {
                     self.problem(format!("`{op:?}` is not defined for `.{ty}`").to_lowercase());
                 }
-                let dst_ty = if matches!(op, UnaryOp::Popc | UnaryOp::Clz) {
+                let dst_ty = if matches!(
+                    op,
+                    UnaryOp::Popc | UnaryOp::Clz | UnaryOp::Bfind | UnaryOp::BfindShiftAmount
+                ) {
                     ScalarType::U32
                 } else {
                     ty

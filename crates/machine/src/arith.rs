@@ -172,6 +172,29 @@ pub fn int_brev(a: u64, ty: IntType) -> u64 {
     (a & width_mask(ty.bits)).reverse_bits() >> (64 - u32::from(ty.bits))
 }
 
+/// `bfind` (PTX ISA): the position of the most significant bit that differs
+/// from the sign (for unsigned types, the most significant one bit), or all
+/// ones (`0xffffffff`) when there is none; with `.shiftamt`, the left shift
+/// that brings it to the top instead.
+pub fn int_bfind(a: u64, ty: IntType, shift_amount: bool) -> u64 {
+    let value = a & width_mask(ty.bits);
+    let negative = ty.signed && (value >> (ty.bits - 1)) & 1 != 0;
+    let significant = if negative {
+        !value & width_mask(ty.bits)
+    } else {
+        value
+    };
+    if significant == 0 {
+        return 0xffff_ffff;
+    }
+    let position = 63 - u64::from(significant.leading_zeros());
+    if shift_amount {
+        u64::from(ty.bits) - 1 - position
+    } else {
+        position
+    }
+}
+
 /// `mad.lo/hi/wide`: the product's low half, high half or whole double-width
 /// value, plus `c`.
 pub fn int_mad(mode: warpsim_ir::MulAddMode, a: u64, b: u64, c: u64, ty: IntType) -> u64 {
@@ -652,6 +675,18 @@ mod tests {
         assert_eq!(bit_field_insert(0xf, 0, 4, 4, 32), 0xf0);
         assert_eq!(bit_field_insert(0xff, 0, 28, 8, 32), 0xf000_0000);
         assert_eq!(bit_field_insert(0, 0xffff_ffff, 8, 8, 32), 0xffff_00ff);
+    }
+
+    #[test]
+    fn bfind_finds_the_most_significant_non_sign_bit() {
+        assert_eq!(int_bfind(1, U32, false), 0);
+        assert_eq!(int_bfind(0x8000_0000, U32, false), 31);
+        assert_eq!(int_bfind(0, U32, false), 0xffff_ffff);
+        assert_eq!(int_bfind(0x10, U32, true), 27);
+        // Signed: -1 has no bit that differs from the sign; -2's is bit 0.
+        assert_eq!(int_bfind(0xffff_ffff, S32, false), 0xffff_ffff);
+        assert_eq!(int_bfind(0xffff_fffe, S32, false), 0);
+        assert_eq!(int_bfind(0x7fff_ffff, S32, false), 30);
     }
 
     #[test]

@@ -647,6 +647,10 @@ fn execute<const HARDWARE_FMA: bool>(
             IntUnary::Popc => map1(values, dst, a, active, |x| arith::int_popc(x, ty)),
             IntUnary::Clz => map1(values, dst, a, active, |x| arith::int_clz(x, ty)),
             IntUnary::Brev => map1(values, dst, a, active, |x| arith::int_brev(x, ty)),
+            IntUnary::Bfind => map1(values, dst, a, active, |x| arith::int_bfind(x, ty, false)),
+            IntUnary::BfindShiftAmount => {
+                map1(values, dst, a, active, |x| arith::int_bfind(x, ty, true))
+            }
         },
         Kind::FloatUnary { op, ty, dst, a } => match ty {
             FloatType::F32 => {

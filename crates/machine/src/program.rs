@@ -124,6 +124,8 @@ pub enum IntUnary {
     Popc,
     Clz,
     Brev,
+    Bfind,
+    BfindShiftAmount,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -857,6 +859,8 @@ impl Lowerer<'_> {
                             UnaryOp::Popc => IntUnary::Popc,
                             UnaryOp::Clz => IntUnary::Clz,
                             UnaryOp::Brev => IntUnary::Brev,
+                            UnaryOp::Bfind => IntUnary::Bfind,
+                            UnaryOp::BfindShiftAmount => IntUnary::BfindShiftAmount,
                             other => {
                                 return Err(
                                     self.error(format!("`{other:?}` is not defined for integers"))
