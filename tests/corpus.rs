@@ -857,9 +857,8 @@ fn filter_warp_aggregated() {
 /// division, the outputs are compared within 16 ulp of the host's. The
 /// reductions' words (8 consecutive) do not conflict.
 #[test]
-#[ignore = "needs: fma.rm.f32 (the directed rounding modes of fma, from expf)"]
 fn softmax_rows() {
-    let run = run_pending("softmax_rows");
+    let run = run_program("corpus/softmax_rows", None, 2);
     let input = f32s(&run.initial("in"));
     let out = f32s(&run.buffer("out"));
     for row in 0..4 {

@@ -137,8 +137,10 @@ pub enum MulAddMode {
     Hi,
     /// Integer, double-width product and accumulator (`mad.wide`).
     Wide,
-    /// Float, one rounding (`fma.rn`).
+    /// Float, one rounding to nearest (`fma.rn`).
     Fused,
+    /// Float, one rounding toward zero, down or up (`fma.rz`, `.rm`, `.rp`).
+    FusedDirected(Rounding),
 }
 
 /// Comparison operators of `setp` (PTX ISA, "Comparison and Selection").

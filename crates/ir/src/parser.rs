@@ -905,12 +905,20 @@ impl<'a> Parser<'a> {
                     MulAddMode::Hi
                 } else if mods.take("wide") {
                     MulAddMode::Wide
+                } else if let Some(rounding) = mods.take_map(|m| match m {
+                    "rz" => Some(Rounding::Rz),
+                    "rm" => Some(Rounding::Rm),
+                    "rp" => Some(Rounding::Rp),
+                    _ => None,
+                }) {
+                    MulAddMode::FusedDirected(rounding)
                 } else {
                     MulAddMode::Fused
                 };
                 mods.take_float_modes();
                 let ty = self.take_type(mods, opcode)?;
-                if (mode == MulAddMode::Fused) != ty.is_float() {
+                let fused = matches!(mode, MulAddMode::Fused | MulAddMode::FusedDirected(_));
+                if fused != ty.is_float() {
                     return Err(self.error_at(
                         opcode,
                         "`fma` takes a float type; integer `mad` needs `.lo`, `.hi` or `.wide`",

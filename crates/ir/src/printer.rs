@@ -194,10 +194,11 @@ fn write_instruction(out: &mut String, kernel: &Kernel, instr: &Instr) -> fmt::R
             c,
         } => {
             let name = match mode {
-                MulAddMode::Lo => "mad.lo",
-                MulAddMode::Hi => "mad.hi",
-                MulAddMode::Wide => "mad.wide",
-                MulAddMode::Fused => "fma.rn",
+                MulAddMode::Lo => "mad.lo".to_string(),
+                MulAddMode::Hi => "mad.hi".to_string(),
+                MulAddMode::Wide => "mad.wide".to_string(),
+                MulAddMode::Fused => "fma.rn".to_string(),
+                MulAddMode::FusedDirected(rounding) => format!("fma.{}", rounding.name()),
             };
             write!(
                 out,

@@ -255,7 +255,7 @@ impl Checker<'_> {
                 let ty = *ty;
                 let wide = widen(ty);
                 match mode {
-                    MulAddMode::Fused if !ty.is_float() => {
+                    MulAddMode::Fused | MulAddMode::FusedDirected(_) if !ty.is_float() => {
                         self.problem(format!("`fma` is not defined for `.{ty}`"))
                     }
                     MulAddMode::Lo | MulAddMode::Hi | MulAddMode::Wide

@@ -263,6 +263,33 @@ pub fn f32_result(value: f32) -> u64 {
     }
 }
 
+/// `fma.rz/.rm/.rp.f32`: `a*b + c` rounded once toward zero, down or up. The
+/// product is exact in `f64` and TwoSum gives the exact sum as `sum + error`;
+/// the nearest `f32` is then moved one step if it lies on the wrong side.
+pub fn fma_f32_directed(a: f32, b: f32, c: f32, rounding: Rounding) -> f32 {
+    let product = f64::from(a) * f64::from(b);
+    let addend = f64::from(c);
+    let sum = product + addend;
+    if !sum.is_finite() {
+        return sum as f32;
+    }
+    let virtual_addend = sum - product;
+    let error = (product - (sum - virtual_addend)) + (addend - virtual_addend);
+    let nearest = sum as f32;
+    // Sign of nearest - (sum + error): (nearest - sum) is exact (they are
+    // within one f32 step), and a rounded difference keeps its sign.
+    to_f32_directed(
+        nearest,
+        |x| {
+            let difference = (f64::from(x) - sum) - error;
+            difference
+                .partial_cmp(&0.0)
+                .unwrap_or(std::cmp::Ordering::Equal)
+        },
+        rounding,
+    )
+}
+
 /// PTX `min`/`max` return the other operand when one is NaN, and order -0
 /// below +0 whatever the operand order (measured on an H100); Rust's `min`
 /// and `max` may return either zero.
@@ -675,6 +702,55 @@ mod tests {
         assert_eq!(bit_field_insert(0xf, 0, 4, 4, 32), 0xf0);
         assert_eq!(bit_field_insert(0xff, 0, 28, 8, 32), 0xf000_0000);
         assert_eq!(bit_field_insert(0, 0xffff_ffff, 8, 8, 32), 0xffff_00ff);
+    }
+
+    /// `x` times 2^`shift`, which the test's magnitudes keep an exact integer.
+    fn scaled(x: f32, shift: i32) -> i128 {
+        let value = f64::from(x) * 2f64.powi(shift);
+        assert_eq!(value.fract(), 0.0, "{x} is not a multiple of 2^-{shift}");
+        value as i128
+    }
+
+    #[test]
+    fn directed_fma_brackets_the_exact_value() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            // A float in ±[2^-10, 2^10) with a random 24-bit mantissa: a
+            // multiple of 2^-33, so products are multiples of 2^-66.
+            let mantissa = (state & 0xff_ffff) as f32 / (1 << 23) as f32 + 1.0;
+            let exponent = ((state >> 24) % 20) as i32 - 10;
+            let sign = if (state >> 40) & 1 == 1 { -1.0 } else { 1.0 };
+            sign * mantissa * 2f32.powi(exponent)
+        };
+        let step_up = |x: f32| {
+            f32::from_bits(if x >= 0.0 {
+                x.to_bits() + 1
+            } else {
+                x.to_bits() - 1
+            })
+        };
+        for _ in 0..20_000 {
+            let (a, b, c) = (next(), next(), next());
+            // Everything in units of 2^-100: exact, and fine enough for any
+            // f32 result of these inputs (the smallest nonzero is 2^-66).
+            let exact = scaled(a, 33) * scaled(b, 33) * (1 << 34) + scaled(c, 100);
+            let down = fma_f32_directed(a, b, c, Rounding::Rm);
+            let up = fma_f32_directed(a, b, c, Rounding::Rp);
+            let zero = fma_f32_directed(a, b, c, Rounding::Rz);
+            let (down_scaled, up_scaled) = (scaled(down, 100), scaled(up, 100));
+            assert!(down_scaled <= exact && exact <= up_scaled, "{a} {b} {c}");
+            if down_scaled == exact || up_scaled == exact {
+                assert_eq!(down, up, "{a} {b} {c}: an exact result needs no rounding");
+            } else {
+                assert_eq!(step_up(down), up, "{a} {b} {c}: adjacent floats");
+            }
+            assert_eq!(zero, if exact >= 0 { down } else { up }, "{a} {b} {c}");
+            let nearest = a.mul_add(b, c);
+            assert!(nearest == down || nearest == up, "{a} {b} {c}");
+        }
     }
 
     #[test]

@@ -700,6 +700,20 @@ fn execute<const HARDWARE_FMA: bool>(
         } => map3(values, dst, a, b, c, active, |x, y, z| {
             arith::int_mad(mode, x, y, z, ty)
         }),
+        Kind::FmaDirected {
+            rounding,
+            dst,
+            a,
+            b,
+            c,
+        } => map3(values, dst, a, b, c, active, |x, y, z| {
+            arith::f32_result(arith::fma_f32_directed(
+                f32_of(x),
+                f32_of(y),
+                f32_of(z),
+                rounding,
+            ))
+        }),
         Kind::Fma { ty, dst, a, b, c } => match ty {
             // With the FMA instruction set, `mul_add` is one correctly rounded instruction.
             FloatType::F32 if HARDWARE_FMA => map3(values, dst, a, b, c, active, |x, y, z| {

@@ -227,6 +227,14 @@ pub enum Kind {
         b: ValueReg,
         c: ValueReg,
     },
+    /// `fma.rz/.rm/.rp.f32`.
+    FmaDirected {
+        rounding: warpsim_ir::Rounding,
+        dst: ValueReg,
+        a: ValueReg,
+        b: ValueReg,
+        c: ValueReg,
+    },
     Setp {
         cmp: CmpOp,
         ty: NumberType,
@@ -894,7 +902,22 @@ impl Lowerer<'_> {
                         b,
                         c,
                     },
-                    (MulAddMode::Fused, None) | (_, Some(_)) => {
+                    (MulAddMode::FusedDirected(rounding), Some(FloatType::F32)) => {
+                        Kind::FmaDirected {
+                            rounding: *rounding,
+                            dst,
+                            a,
+                            b,
+                            c,
+                        }
+                    }
+                    (MulAddMode::FusedDirected(_), Some(FloatType::F64)) => {
+                        return Err(self.error(
+                            "`fma` with a directed rounding is supported for `.f32` only"
+                                .to_string(),
+                        ))
+                    }
+                    (MulAddMode::Fused | MulAddMode::FusedDirected(_), None) | (_, Some(_)) => {
                         return Err(self
                             .error("`fma` needs a float type, `mad` an integer type".to_string()))
                     }
