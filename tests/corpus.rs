@@ -917,9 +917,8 @@ fn half_to_f32(bits: u16) -> f32 {
 /// (k < 256), so every product is a multiple of 2^-16 below 1 and every sum
 /// below 256 is exact in float, whatever the order of the atomics.
 #[test]
-#[ignore = "needs: cvt.f32.f16 (half-precision conversions, from __half2float)"]
 fn half_dot() {
-    let run = run_pending("half_dot");
+    let run = run_program("corpus/half_dot", None, 2);
     let a: Vec<f32> = u16s(&run.initial("a"))
         .into_iter()
         .map(half_to_f32)

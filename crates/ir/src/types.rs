@@ -20,6 +20,8 @@ pub enum ScalarType {
     S16,
     S32,
     S64,
+    /// Half precision: a storage and conversion type (`cvt.f32.f16`).
+    F16,
     F32,
     F64,
 }
@@ -36,7 +38,7 @@ pub enum TypeKind {
 
 impl ScalarType {
     /// Every type, in the order used for parsing and documentation.
-    pub const ALL: [ScalarType; 15] = [
+    pub const ALL: [ScalarType; 16] = [
         ScalarType::Pred,
         ScalarType::B8,
         ScalarType::B16,
@@ -50,6 +52,7 @@ impl ScalarType {
         ScalarType::S16,
         ScalarType::S32,
         ScalarType::S64,
+        ScalarType::F16,
         ScalarType::F32,
         ScalarType::F64,
     ];
@@ -70,6 +73,7 @@ impl ScalarType {
             ScalarType::S16 => "s16",
             ScalarType::S32 => "s32",
             ScalarType::S64 => "s64",
+            ScalarType::F16 => "f16",
             ScalarType::F32 => "f32",
             ScalarType::F64 => "f64",
         }
@@ -85,7 +89,7 @@ impl ScalarType {
         match self {
             ScalarType::Pred => 0,
             ScalarType::B8 | ScalarType::U8 | ScalarType::S8 => 1,
-            ScalarType::B16 | ScalarType::U16 | ScalarType::S16 => 2,
+            ScalarType::B16 | ScalarType::U16 | ScalarType::S16 | ScalarType::F16 => 2,
             ScalarType::B32 | ScalarType::U32 | ScalarType::S32 | ScalarType::F32 => 4,
             ScalarType::B64 | ScalarType::U64 | ScalarType::S64 | ScalarType::F64 => 8,
         }
@@ -109,7 +113,7 @@ impl ScalarType {
             ScalarType::S8 | ScalarType::S16 | ScalarType::S32 | ScalarType::S64 => {
                 TypeKind::Signed
             }
-            ScalarType::F32 | ScalarType::F64 => TypeKind::Float,
+            ScalarType::F16 | ScalarType::F32 | ScalarType::F64 => TypeKind::Float,
         }
     }
 

@@ -509,6 +509,52 @@ pub fn permute(a: u64, b: u64, selector: u64) -> u64 {
     result
 }
 
+/// An IEEE half (`.f16`) as `f32`: exact, every half is an `f32`.
+pub fn f16_to_f32(half: u16) -> f32 {
+    let sign = u32::from(half >> 15) << 31;
+    let exponent = u32::from((half >> 10) & 0x1f);
+    let mantissa = u32::from(half & 0x3ff);
+    match exponent {
+        0 => {
+            // Zero or subnormal: mantissa * 2^-24, exact in f32.
+            let magnitude = mantissa as f32 * 2f32.powi(-24);
+            f32::from_bits(sign | magnitude.to_bits())
+        }
+        31 => f32::from_bits(sign | 0x7f80_0000 | (mantissa << 13)),
+        _ => f32::from_bits(sign | ((exponent + 127 - 15) << 23) | (mantissa << 13)),
+    }
+}
+
+/// `f32` to an IEEE half, rounding to nearest even (`cvt.rn.f16.f32`); NaN
+/// becomes the canonical half NaN `0x7fff`.
+pub fn f32_to_f16(value: f32) -> u16 {
+    let bits = value.to_bits();
+    let sign = ((bits >> 16) & 0x8000) as u16;
+    if value.is_nan() {
+        return 0x7fff;
+    }
+    let magnitude = value.abs();
+    if magnitude >= 65520.0 {
+        // Past the largest half (65504) by half a step or more: infinity.
+        return sign | 0x7c00;
+    }
+    if magnitude < 2f32.powi(-14) {
+        // Subnormal halves are multiples of 2^-24; the scaling is exact.
+        let units = (magnitude * 2f32.powi(24)).round_ties_even() as u16;
+        return sign | units;
+    }
+    // At least 2^-14 here, so the biased f32 exponent is at least 113.
+    let exponent = ((bits >> 23) & 0xff) as u16 + 15 - 127;
+    let mantissa = bits & 0x7f_ffff;
+    let mut half = (exponent << 10) | (mantissa >> 13) as u16;
+    let rest = mantissa & 0x1fff;
+    if rest > 0x1000 || (rest == 0x1000 && half & 1 == 1) {
+        // A carry out of the mantissa correctly bumps the exponent.
+        half += 1;
+    }
+    sign | half
+}
+
 /// An integer `cvt` without saturation: sign- or zero-extends from `from`,
 /// then truncates to `to`. The most common conversion, kept branch-free.
 #[inline(always)]
@@ -751,6 +797,27 @@ mod tests {
             let nearest = a.mul_add(b, c);
             assert!(nearest == down || nearest == up, "{a} {b} {c}");
         }
+    }
+
+    #[test]
+    fn every_half_survives_a_round_trip_through_f32() {
+        for half in 0..=u16::MAX {
+            let value = f16_to_f32(half);
+            if value.is_nan() {
+                assert_eq!(f32_to_f16(value), 0x7fff);
+            } else {
+                assert_eq!(f32_to_f16(value), half, "{half:#06x} = {value}");
+            }
+        }
+        assert_eq!(f16_to_f32(0x3c00), 1.0);
+        assert_eq!(f16_to_f32(0x0001), 2f32.powi(-24));
+        assert_eq!(f16_to_f32(0x7bff), 65504.0);
+        // Halfway cases round to even; beyond the range is infinity.
+        assert_eq!(f32_to_f16(1.0 + 2f32.powi(-11)), 0x3c00);
+        assert_eq!(f32_to_f16(1.0 + 3.0 * 2f32.powi(-11)), 0x3c02);
+        assert_eq!(f32_to_f16(65519.0), 0x7bff);
+        assert_eq!(f32_to_f16(65520.0), 0x7c00);
+        assert_eq!(f32_to_f16(-2f32.powi(-25)), 0x8000);
     }
 
     #[test]

@@ -700,6 +700,26 @@ fn execute<const HARDWARE_FMA: bool>(
         } => map3(values, dst, a, b, c, active, |x, y, z| {
             arith::int_mad(mode, x, y, z, ty)
         }),
+        Kind::CvtHalf {
+            to_half,
+            other,
+            rounding,
+            saturate,
+            dst,
+            src,
+        } => {
+            let single = NumberType::Float(FloatType::F32);
+            if to_half {
+                map1(values, dst, src, active, |x| {
+                    u64::from(arith::f32_to_f16(f32_of(x)))
+                });
+            } else {
+                map1(values, dst, src, active, |x| {
+                    let value = f32_bits(arith::f16_to_f32(x as u16));
+                    arith::convert(value, single, other, rounding, saturate)
+                });
+            }
+        }
         Kind::FmaDirected {
             rounding,
             dst,

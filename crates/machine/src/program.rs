@@ -227,6 +227,16 @@ pub enum Kind {
         b: ValueReg,
         c: ValueReg,
     },
+    /// `cvt` to or from `.f16`: through `f32`, which holds every half.
+    CvtHalf {
+        to_half: bool,
+        /// The other side of the conversion.
+        other: NumberType,
+        rounding: Option<warpsim_ir::Rounding>,
+        saturate: bool,
+        dst: ValueReg,
+        src: ValueReg,
+    },
     /// `fma.rz/.rm/.rp.f32`.
     FmaDirected {
         rounding: warpsim_ir::Rounding,
@@ -714,6 +724,25 @@ impl Lowerer<'_> {
     }
 
     fn lower_op(&mut self, op: &Op) -> Result<Kind, LowerError> {
+        if let Op::Binary { ty, .. }
+        | Op::MulAdd { ty, .. }
+        | Op::Setp { ty, .. }
+        | Op::Atom { ty, .. }
+        | Op::Unary { ty, .. } = op
+        {
+            let moves_bits = matches!(
+                op,
+                Op::Unary {
+                    op: UnaryOp::Mov,
+                    ..
+                }
+            );
+            if *ty == ScalarType::F16 && !moves_bits {
+                return Err(self.error(
+                    "half-precision arithmetic (`.f16`) is not supported yet; `cvt` to and from `.f16` is".to_string(),
+                ));
+            }
+        }
         Ok(match op {
             Op::Binary { op, ty, dst, a, b } if *ty == ScalarType::Pred => {
                 let bool_op = match op {
@@ -965,6 +994,33 @@ impl Lowerer<'_> {
                     b: self.value(b)?,
                     cond,
                     negated,
+                }
+            }
+            Op::Cvt {
+                dst_ty,
+                src_ty,
+                rounding,
+                saturate,
+                dst,
+                src,
+            } if *dst_ty == ScalarType::F16 || *src_ty == ScalarType::F16 => {
+                let to_half = *dst_ty == ScalarType::F16;
+                let other = if to_half { *src_ty } else { *dst_ty };
+                let exact_path = other == ScalarType::F32 || !to_half;
+                let nearest = matches!(rounding, None | Some(warpsim_ir::Rounding::Rn));
+                if other == ScalarType::F16 || !exact_path || (to_half && (!nearest || *saturate)) {
+                    return Err(self.error(
+                        "only `cvt.f32.f16`-style conversions from `.f16` and `cvt.rn.f16.f32` are supported"
+                            .to_string(),
+                    ));
+                }
+                Kind::CvtHalf {
+                    to_half,
+                    other: Self::number_type(other),
+                    rounding: *rounding,
+                    saturate: *saturate,
+                    dst: self.dst(*dst),
+                    src: self.value(src)?,
                 }
             }
             Op::Cvt {
