@@ -670,3 +670,92 @@ fn what_the_campaigns_found_does_not_panic() {
         assert_eq!(reached.ran, 1, "{text}");
     }
 }
+
+// ---------------------------------------------------------------------------
+// (d) The PTX that NVRTC wrote for programs/, with random mutations, through
+// the PTX front end: parse, verify, print as `.kir` and re-parse, lower.
+
+/// Every `.ptx` file under programs/.
+fn ptx_corpus() -> &'static [(PathBuf, String)] {
+    static CORPUS: OnceLock<Vec<(PathBuf, String)>> = OnceLock::new();
+    CORPUS.get_or_init(|| {
+        let mut files = Vec::new();
+        for directory in ["programs/cuda", "programs/corpus"] {
+            let dir = support::repo_root().join(directory);
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            let mut paths: Vec<PathBuf> = entries
+                .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+                .filter(|path| path.extension().is_some_and(|e| e == "ptx"))
+                .collect();
+            paths.sort();
+            for path in paths {
+                let text = std::fs::read_to_string(&path).expect("a readable PTX file");
+                files.push((path, text));
+            }
+        }
+        files
+    })
+}
+
+/// The PTX stages on `text`; a panic anywhere fails the case. Returns how
+/// many kernels lowered.
+fn exercise_ptx(text: &str) -> Result<usize, TestCaseError> {
+    let outcome = std::panic::catch_unwind(|| {
+        let Ok(module) = warpsim_ir::parse_ptx("fuzz.ptx", text) else {
+            return 0;
+        };
+        let printed = warpsim_ir::print_module(&module);
+        let reparsed = warpsim_ir::parse_module("fuzz.kir", &printed);
+        assert_eq!(
+            reparsed.as_ref().ok(),
+            Some(&module),
+            "the .kir round trip changed the module"
+        );
+        if warpsim_ir::verify_module(&module).is_err() {
+            return 0;
+        }
+        (0..module.kernels.len())
+            .filter(|&index| Program::lower(&module, warpsim_ir::KernelId(index as u32)).is_ok())
+            .count()
+    });
+    outcome.map_err(|_| TestCaseError::fail(format!("panicked on this PTX:\n{text}")))
+}
+
+#[test]
+fn the_ptx_as_written_lowers() {
+    let corpus = ptx_corpus();
+    assert!(corpus.len() >= 5, "only {} PTX files", corpus.len());
+    let lowered: usize = corpus
+        .iter()
+        .map(|(path, text)| {
+            exercise_ptx(text).unwrap_or_else(|error| panic!("{}: {error}", path.display()))
+        })
+        .sum();
+    // Every kernel of every PTX file but the one that calls a `.func`.
+    assert!(lowered >= 40, "{lowered} kernels lowered");
+}
+
+#[test]
+fn mutated_ptx_never_panics() {
+    let strategy = (
+        any::<prop::sample::Index>(),
+        prop::collection::vec(mutation(), 1..4),
+    )
+        .prop_map(|(file, mutations)| {
+            let corpus = ptx_corpus();
+            let (_, text) = &corpus[file.index(corpus.len())];
+            mutations
+                .iter()
+                .fold(text.clone(), |text, mutation| mutate(&text, mutation))
+        });
+    let mut runner = TestRunner::new(Config {
+        cases: 64,
+        ..config()
+    });
+    let result = runner.run(&strategy, |text| exercise_ptx(&text).map(|_| ()));
+    if let Err(error) = result {
+        panic!("mutated PTX: {error}");
+    }
+}

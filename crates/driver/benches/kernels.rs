@@ -30,6 +30,51 @@ fn translate(c: &mut Criterion) {
             })
         });
     }
+    // Issue 3: parsing and lowering a 10,000-line PTX file must not dominate.
+    // The corpus's reductions: the header once, the kernels repeated with
+    // every kernel name prefixed by its copy, the debug sections once.
+    let reductions = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../programs/corpus/reductions.ptx"),
+    )
+    .expect("the reductions PTX exists");
+    let kernels_start = reductions.find(".visible .entry").expect("a kernel");
+    let kernels_end = reductions
+        .find("\t.file")
+        .or_else(|| reductions.find("\t.section"))
+        .unwrap_or(reductions.len());
+    let (header, kernels, trailer) = (
+        &reductions[..kernels_start],
+        &reductions[kernels_start..kernels_end],
+        &reductions[kernels_end..],
+    );
+    let names: Vec<&str> = kernels
+        .split(".visible .entry ")
+        .skip(1)
+        .filter_map(|rest| rest.split('(').next())
+        .collect();
+    let mut renamed = header.to_string();
+    let mut copy = 0;
+    while renamed.lines().count() < 10_000 {
+        let mut kernels = kernels.to_string();
+        for name in &names {
+            kernels = kernels.replace(name, &format!("copy{copy}_{name}"));
+        }
+        renamed.push_str(&kernels);
+        copy += 1;
+    }
+    renamed.push_str(trailer);
+    let lines = renamed.lines().count();
+    group.bench_function(format!("ptx_{lines}_lines"), |b| {
+        b.iter(|| {
+            let module = warpsim_ir::parse_ptx("large.ptx", &renamed).expect("it parses");
+            warpsim_ir::verify_module(&module).expect("it verifies");
+            for index in 0..module.kernels.len() {
+                warpsim_machine::Program::lower(&module, warpsim_ir::KernelId(index as u32))
+                    .expect("it lowers");
+            }
+            module
+        })
+    });
     group.finish();
 }
 
