@@ -858,15 +858,12 @@ impl<'a> Parser<'a> {
                 return Err(self.error_at(opcode, "integer `mul` needs `.lo`, `.hi` or `.wide`"));
             }
             let dst = self.parse_destination(scope)?;
-            self.expect_punct(',')?;
-            let a = self.parse_operand(scope, ty)?;
-            self.expect_punct(',')?;
             let b_ty = if matches!(op, BinaryOp::Shl | BinaryOp::Shr) {
                 ScalarType::U32
             } else {
                 ty
             };
-            let b = self.parse_operand(scope, b_ty)?;
+            let [a, b] = self.parse_sources(scope, [ty, b_ty])?;
             return Ok(Op::Binary { op, ty, dst, a, b });
         }
         let unary = match mnemonic {
@@ -893,8 +890,7 @@ impl<'a> Parser<'a> {
             mods.take("approx");
             let ty = self.take_type(mods, opcode)?;
             let dst = self.parse_destination(scope)?;
-            self.expect_punct(',')?;
-            let a = self.parse_operand(scope, ty)?;
+            let [a] = self.parse_sources(scope, [ty])?;
             return Ok(Op::Unary { op, ty, dst, a });
         }
         match mnemonic {
@@ -925,17 +921,12 @@ impl<'a> Parser<'a> {
                     ));
                 }
                 let dst = self.parse_destination(scope)?;
-                self.expect_punct(',')?;
-                let a = self.parse_operand(scope, ty)?;
-                self.expect_punct(',')?;
-                let b = self.parse_operand(scope, ty)?;
-                self.expect_punct(',')?;
                 let c_ty = if mode == MulAddMode::Wide {
                     widen(ty).unwrap_or(ty)
                 } else {
                     ty
                 };
-                let c = self.parse_operand(scope, c_ty)?;
+                let [a, b, c] = self.parse_sources(scope, [ty, ty, c_ty])?;
                 Ok(Op::MulAdd {
                     mode,
                     ty,
@@ -953,10 +944,7 @@ impl<'a> Parser<'a> {
                 mods.take("ftz");
                 let ty = self.take_type(mods, opcode)?;
                 let dst = self.parse_destination(scope)?;
-                self.expect_punct(',')?;
-                let a = self.parse_operand(scope, ty)?;
-                self.expect_punct(',')?;
-                let b = self.parse_operand(scope, ty)?;
+                let [a, b] = self.parse_sources(scope, [ty, ty])?;
                 let combine = match combine_op {
                     Some(op) => {
                         self.expect_punct(',')?;
@@ -976,10 +964,7 @@ impl<'a> Parser<'a> {
             "selp" => {
                 let ty = self.take_type(mods, opcode)?;
                 let dst = self.parse_destination(scope)?;
-                self.expect_punct(',')?;
-                let a = self.parse_operand(scope, ty)?;
-                self.expect_punct(',')?;
-                let b = self.parse_operand(scope, ty)?;
+                let [a, b] = self.parse_sources(scope, [ty, ty])?;
                 self.expect_punct(',')?;
                 let cond = self.parse_pred_operand(scope)?;
                 Ok(Op::Selp {
@@ -997,8 +982,7 @@ impl<'a> Parser<'a> {
                 let dst_ty = self.take_type(mods, opcode)?;
                 let src_ty = self.take_type(mods, opcode)?;
                 let dst = self.parse_destination(scope)?;
-                self.expect_punct(',')?;
-                let src = self.parse_operand(scope, src_ty)?;
+                let [src] = self.parse_sources(scope, [src_ty])?;
                 Ok(Op::Cvt {
                     dst_ty,
                     src_ty,
@@ -1249,14 +1233,7 @@ impl<'a> Parser<'a> {
                 } else {
                     None
                 };
-                self.expect_punct(',')?;
-                let a = self.parse_operand(scope, ScalarType::B32)?;
-                self.expect_punct(',')?;
-                let b = self.parse_operand(scope, ScalarType::B32)?;
-                self.expect_punct(',')?;
-                let c = self.parse_operand(scope, ScalarType::B32)?;
-                self.expect_punct(',')?;
-                let mask = self.parse_operand(scope, ScalarType::B32)?;
+                let [a, b, c, mask] = self.parse_sources(scope, [ScalarType::B32; 4])?;
                 Ok(Op::Shuffle {
                     mode,
                     dst,
@@ -1316,12 +1293,8 @@ impl<'a> Parser<'a> {
             "bfe" => {
                 let ty = self.take_type(mods, opcode)?;
                 let dst = self.parse_destination(scope)?;
-                self.expect_punct(',')?;
-                let a = self.parse_operand(scope, ty)?;
-                self.expect_punct(',')?;
-                let position = self.parse_operand(scope, ScalarType::U32)?;
-                self.expect_punct(',')?;
-                let length = self.parse_operand(scope, ScalarType::U32)?;
+                let [a, position, length] =
+                    self.parse_sources(scope, [ty, ScalarType::U32, ScalarType::U32])?;
                 Ok(Op::BitFieldExtract {
                     ty,
                     dst,
@@ -1333,14 +1306,8 @@ impl<'a> Parser<'a> {
             "bfi" => {
                 let ty = self.take_type(mods, opcode)?;
                 let dst = self.parse_destination(scope)?;
-                self.expect_punct(',')?;
-                let field = self.parse_operand(scope, ty)?;
-                self.expect_punct(',')?;
-                let base = self.parse_operand(scope, ty)?;
-                self.expect_punct(',')?;
-                let position = self.parse_operand(scope, ScalarType::U32)?;
-                self.expect_punct(',')?;
-                let length = self.parse_operand(scope, ScalarType::U32)?;
+                let [field, base, position, length] =
+                    self.parse_sources(scope, [ty, ty, ScalarType::U32, ScalarType::U32])?;
                 Ok(Op::BitFieldInsert {
                     ty,
                     dst,
@@ -1356,12 +1323,7 @@ impl<'a> Parser<'a> {
                     return Err(self.error_at(opcode, "`prmt` takes `.b32`"));
                 }
                 let dst = self.parse_destination(scope)?;
-                self.expect_punct(',')?;
-                let a = self.parse_operand(scope, ty)?;
-                self.expect_punct(',')?;
-                let b = self.parse_operand(scope, ty)?;
-                self.expect_punct(',')?;
-                let selector = self.parse_operand(scope, ty)?;
+                let [a, b, selector] = self.parse_sources(scope, [ty, ty, ty])?;
                 Ok(Op::Permute {
                     dst,
                     a,
@@ -1387,8 +1349,7 @@ impl<'a> Parser<'a> {
                 )?;
                 let ty = self.take_type(mods, opcode)?;
                 let dst = self.parse_destination(scope)?;
-                self.expect_punct(',')?;
-                let src = self.parse_operand(scope, ty)?;
+                let [src] = self.parse_sources(scope, [ty])?;
                 Ok(Op::Cvta {
                     space,
                     to_generic,
@@ -1487,6 +1448,24 @@ impl<'a> Parser<'a> {
         }
         self.expect_punct('}')?;
         Ok(regs)
+    }
+
+    /// `, a, b, ...` after a destination: one operand per type, each read as
+    /// that type.
+    fn parse_sources<const N: usize>(
+        &mut self,
+        scope: &KernelScope,
+        types: [ScalarType; N],
+    ) -> Result<[Operand; N]> {
+        let mut operands = [Operand::Imm {
+            bits: 0,
+            ty: ScalarType::B32,
+        }; N];
+        for (operand, ty) in operands.iter_mut().zip(types) {
+            self.expect_punct(',')?;
+            *operand = self.parse_operand(scope, ty)?;
+        }
+        Ok(operands)
     }
 
     fn is_pred_operand_next(&self, scope: &KernelScope) -> bool {
