@@ -652,43 +652,35 @@ fn execute<const HARDWARE_FMA: bool>(
                 map1(values, dst, a, active, |x| arith::int_bfind(x, ty, true))
             }
         },
+        // One closure per operation, so each lane loop is monomorphic. Sign
+        // operations change the sign bit only; the others give NVIDIA's
+        // canonical NaN. The approximate forms (`ex2`, `lg2`, `sin`, `cos`)
+        // are computed exactly: within the PTX ISA's bounds, the same on every host.
         Kind::FloatUnary { op, ty, dst, a } => match ty {
-            FloatType::F32 => {
-                let f: fn(f32) -> f32 = match op {
-                    FloatUnary::Neg => |x| -x,
-                    FloatUnary::Abs => f32::abs,
-                    FloatUnary::Sqrt => f32::sqrt,
-                    FloatUnary::Rcp => |x| 1.0 / x,
-                    FloatUnary::Rsqrt => |x| 1.0 / x.sqrt(),
-                    // The approximate forms are computed exactly: within
-                    // the PTX ISA's error bounds, and the same on every host.
-                    FloatUnary::Ex2 => f32::exp2,
-                    FloatUnary::Lg2 => f32::log2,
-                    FloatUnary::Sin => f32::sin,
-                    FloatUnary::Cos => f32::cos,
-                };
-                match op {
-                    // Sign operations change the sign bit only, NaN or not.
-                    FloatUnary::Neg | FloatUnary::Abs => {
-                        map1(values, dst, a, active, |x| f32_bits(f(f32_of(x))))
-                    }
-                    _ => map1(values, dst, a, active, |x| arith::f32_result(f(f32_of(x)))),
+            FloatType::F32 => match op {
+                FloatUnary::Neg => map1(values, dst, a, active, f32_sign_lane(|x| -x)),
+                FloatUnary::Abs => map1(values, dst, a, active, f32_sign_lane(f32::abs)),
+                FloatUnary::Sqrt => map1(values, dst, a, active, f32_value_lane(f32::sqrt)),
+                FloatUnary::Rcp => map1(values, dst, a, active, f32_value_lane(|x| 1.0 / x)),
+                FloatUnary::Rsqrt => {
+                    map1(values, dst, a, active, f32_value_lane(|x| 1.0 / x.sqrt()))
                 }
-            }
-            FloatType::F64 => {
-                let f: fn(f64) -> f64 = match op {
-                    FloatUnary::Neg => |x| -x,
-                    FloatUnary::Abs => f64::abs,
-                    FloatUnary::Sqrt => f64::sqrt,
-                    FloatUnary::Rcp => |x| 1.0 / x,
-                    FloatUnary::Rsqrt => |x| 1.0 / x.sqrt(),
-                    FloatUnary::Ex2 => f64::exp2,
-                    FloatUnary::Lg2 => f64::log2,
-                    FloatUnary::Sin => f64::sin,
-                    FloatUnary::Cos => f64::cos,
-                };
-                map1(values, dst, a, active, |x| f(f64::from_bits(x)).to_bits())
-            }
+                FloatUnary::Ex2 => map1(values, dst, a, active, f32_value_lane(f32::exp2)),
+                FloatUnary::Lg2 => map1(values, dst, a, active, f32_value_lane(f32::log2)),
+                FloatUnary::Sin => map1(values, dst, a, active, f32_value_lane(f32::sin)),
+                FloatUnary::Cos => map1(values, dst, a, active, f32_value_lane(f32::cos)),
+            },
+            FloatType::F64 => match op {
+                FloatUnary::Neg => map1(values, dst, a, active, f64_lane(|x| -x)),
+                FloatUnary::Abs => map1(values, dst, a, active, f64_lane(f64::abs)),
+                FloatUnary::Sqrt => map1(values, dst, a, active, f64_lane(f64::sqrt)),
+                FloatUnary::Rcp => map1(values, dst, a, active, f64_lane(|x| 1.0 / x)),
+                FloatUnary::Rsqrt => map1(values, dst, a, active, f64_lane(|x| 1.0 / x.sqrt())),
+                FloatUnary::Ex2 => map1(values, dst, a, active, f64_lane(f64::exp2)),
+                FloatUnary::Lg2 => map1(values, dst, a, active, f64_lane(f64::log2)),
+                FloatUnary::Sin => map1(values, dst, a, active, f64_lane(f64::sin)),
+                FloatUnary::Cos => map1(values, dst, a, active, f64_lane(f64::cos)),
+            },
         },
         Kind::IntMulAdd {
             mode,
@@ -1006,6 +998,24 @@ fn combine_bits(op: BoolOp, x: u32, y: u32) -> u32 {
         BoolOp::Or => x | y,
         BoolOp::Xor => x ^ y,
     }
+}
+
+/// An `f32` operation on a lane's register bits that changes the sign bit only.
+#[inline(always)]
+fn f32_sign_lane(f: impl Fn(f32) -> f32) -> impl Fn(u64) -> u64 {
+    move |x| f32_bits(f(f32_of(x)))
+}
+
+/// An `f32` arithmetic operation on a lane's register bits (canonical NaN).
+#[inline(always)]
+fn f32_value_lane(f: impl Fn(f32) -> f32) -> impl Fn(u64) -> u64 {
+    move |x| arith::f32_result(f(f32_of(x)))
+}
+
+/// An `f64` operation on a lane's register bits.
+#[inline(always)]
+fn f64_lane(f: impl Fn(f64) -> f64) -> impl Fn(u64) -> u64 {
+    move |x| f(f64::from_bits(x)).to_bits()
 }
 
 /// A branch: the lanes in `taken` go to `target`, the rest of the path falls
