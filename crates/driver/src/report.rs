@@ -234,57 +234,46 @@ impl Report {
             }
         };
         let _ = writeln!(out);
-        let lines = [
-            (
-                "shared_ld_requests",
-                totals.shared_load.requests.to_string(),
-            ),
-            (
-                "shared_ld_transactions",
-                totals.shared_load.wavefronts.to_string(),
-            ),
-            (
-                "shared_ld_bank_conflict",
-                totals.shared_load.bank_conflicts.to_string(),
-            ),
-            (
-                "shared_load_transactions_per_request",
-                per_request(totals.shared_load.wavefronts, totals.shared_load.requests),
-            ),
-            (
-                "shared_st_requests",
-                totals.shared_store.requests.to_string(),
-            ),
-            (
-                "shared_st_transactions",
-                totals.shared_store.wavefronts.to_string(),
-            ),
-            (
-                "shared_st_bank_conflict",
-                totals.shared_store.bank_conflicts.to_string(),
-            ),
-            (
-                "shared_store_transactions_per_request",
-                per_request(totals.shared_store.wavefronts, totals.shared_store.requests),
-            ),
-            (
-                "shared_atom_requests",
-                totals.shared_atomic.requests.to_string(),
-            ),
-            (
-                "shared_atom_bank_conflict",
-                totals.shared_atomic.bank_conflicts.to_string(),
-            ),
-            ("gld_requests", totals.global_load.requests.to_string()),
-            ("gld_sectors", totals.global_load.sectors.to_string()),
-            ("gst_requests", totals.global_store.requests.to_string()),
-            ("gst_sectors", totals.global_store.sectors.to_string()),
-            ("warp_instructions", totals.warp_instructions.to_string()),
-            (
-                "thread_instructions",
-                totals.thread_instructions.to_string(),
-            ),
-        ];
+        // nvprof's four counters of a shared-memory access kind.
+        let shared = |short: &str, long: &str, kind: &SharedTotals| {
+            [
+                (
+                    format!("shared_{short}_requests"),
+                    kind.requests.to_string(),
+                ),
+                (
+                    format!("shared_{short}_transactions"),
+                    kind.wavefronts.to_string(),
+                ),
+                (
+                    format!("shared_{short}_bank_conflict"),
+                    kind.bank_conflicts.to_string(),
+                ),
+                (
+                    format!("shared_{long}_transactions_per_request"),
+                    per_request(kind.wavefronts, kind.requests),
+                ),
+            ]
+        };
+        let [atom_requests, _, atom_conflicts, _] = shared("atom", "atomic", &totals.shared_atomic);
+        let lines = shared("ld", "load", &totals.shared_load)
+            .into_iter()
+            .chain(shared("st", "store", &totals.shared_store))
+            .chain([atom_requests, atom_conflicts])
+            .chain(
+                [
+                    ("gld_requests", totals.global_load.requests.to_string()),
+                    ("gld_sectors", totals.global_load.sectors.to_string()),
+                    ("gst_requests", totals.global_store.requests.to_string()),
+                    ("gst_sectors", totals.global_store.sectors.to_string()),
+                    ("warp_instructions", totals.warp_instructions.to_string()),
+                    (
+                        "thread_instructions",
+                        totals.thread_instructions.to_string(),
+                    ),
+                ]
+                .map(|(name, value)| (name.to_string(), value)),
+            );
         for (name, value) in lines {
             let _ = writeln!(out, "{name:<38}{value:>12}");
         }
