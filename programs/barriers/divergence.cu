@@ -75,7 +75,7 @@ extern "C" __global__ void nestedUniformCorrect(int* out) {
 // 93 and 97) and then reading its neighbour's word, written by the
 // other arm. s is first filled with -1 (barrier of line 90).
 // Volta and later (per-thread arrival): all 128 threads arrive (at two
-// instructions) before anyone reads: out[even t] = 2t + 3, out[odd t] = 2t - 2.
+// instructions) before anyone reads: out[even t] = 2t - 998, out[odd t] = 2t - 2.
 // Pre-Volta (per-warp arrival): each warp runs one arm first; its arrival
 // counts the whole warp, so the barrier completes once all four warps have
 // run their first arm, and those threads read the other arm's words before
