@@ -113,42 +113,66 @@ impl Cfg {
     /// Volta and later), so the remaining lanes meet at the join after an
     /// early `return` instead of running the rest of the kernel apart.
     pub fn reconvergence_points(&self, kernel: &Kernel) -> Vec<Option<Successor>> {
-        let exits_at_once = |successor: &Successor| match successor {
-            Successor::Exit => true,
-            Successor::Block(block) => {
-                let first = &kernel.instrs[self.blocks[*block].start.index()];
-                first.guard.is_none() && matches!(first.op, Op::Exit)
-            }
-        };
         let textbook = self.immediate_post_dominators();
-        let pruned = self.post_dominators_over(|block| {
-            let successors = &self.blocks[block].successors;
-            let staying: Vec<Successor> = successors
-                .iter()
-                .filter(|successor| !exits_at_once(successor))
-                .copied()
-                .collect();
-            if staying.is_empty() {
-                successors.clone()
-            } else {
-                staying
-            }
-        });
+        let pruned_successors = self.pruned_successors(kernel);
+        let pruned = self.post_dominators_over(|block| pruned_successors[block].clone());
         // Where the paths already meet before the exit, they meet there; the
         // pruned graph decides only for branches that would otherwise never
         // reconverge.
+        // A meeting point that only exits is no meeting either: lanes that
+        // reach it leave, and waiting there for lanes held at a block barrier
+        // would deadlock a warp whose other lanes returned early.
         textbook
             .into_iter()
             .zip(pruned)
             .map(|(textbook, pruned)| match textbook {
                 Some(Successor::Exit) | None => pruned,
+                Some(meeting) if self.exits_at_once(kernel, meeting) => pruned,
                 meeting => meeting,
             })
             .collect()
     }
 
-    /// Immediate post-dominators over the edges `successors_of` gives.
-    fn post_dominators_over(
+    /// Whether threads that go to `successor` leave the kernel at once: it is
+    /// the exit, or a block whose first instruction is an unguarded `exit`.
+    fn exits_at_once(&self, kernel: &Kernel, successor: Successor) -> bool {
+        match successor {
+            Successor::Exit => true,
+            Successor::Block(block) => {
+                let first = &kernel.instrs[self.blocks[block].start.index()];
+                first.guard.is_none() && matches!(first.op, Op::Exit)
+            }
+        }
+    }
+
+    /// The successors of each block in the pruned graph: without the edges
+    /// that lead straight to an exit (a guarded `exit`, or a branch to a block
+    /// whose first instruction is an unguarded `exit`) from blocks that have
+    /// another way on. Threads on such an edge leave the kernel at once, so
+    /// neither a convergence barrier nor a block barrier waits for them.
+    pub fn pruned_successors(&self, kernel: &Kernel) -> Vec<Vec<Successor>> {
+        let exits_at_once = |successor: &Successor| self.exits_at_once(kernel, *successor);
+        self.blocks
+            .iter()
+            .map(|block| {
+                let staying: Vec<Successor> = block
+                    .successors
+                    .iter()
+                    .filter(|successor| !exits_at_once(successor))
+                    .copied()
+                    .collect();
+                if staying.is_empty() {
+                    block.successors.clone()
+                } else {
+                    staying
+                }
+            })
+            .collect()
+    }
+
+    /// Immediate post-dominators over the edges `successors_of` gives, for
+    /// each block: `None` when the block cannot reach the exit over them.
+    pub fn post_dominators_over(
         &self,
         successors_of: impl Fn(usize) -> Vec<Successor>,
     ) -> Vec<Option<Successor>> {

@@ -41,6 +41,7 @@ mod lexer;
 pub mod parser;
 pub mod printer;
 pub mod types;
+pub mod uniformity;
 pub mod verify;
 
 pub use error::{ParseError, VerifyError, VerifyProblem};

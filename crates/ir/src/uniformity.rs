@@ -1,0 +1,865 @@
+//! Static uniformity analysis: which registers and branches may differ between
+//! the threads of one thread block, and which block barriers (`bar.sync 0`,
+//! `barrier.sync`, `bar.red` without a thread count) some threads of a block
+//! may reach while others do not.
+//!
+//! # What it implements
+//!
+//! The analysis is the divergence analysis of Coutinho, Sampaio, Pereira and
+//! Meira, "Divergence Analysis and Optimizations" (PACT 2011), and of Sampaio,
+//! Souza, Collange and Pereira, "Divergence Analysis" (TOPLAS 2013): a value
+//! is divergent when it depends on a divergent source through data flow, or
+//! through control flow ("sync dependence") on a divergent branch. Control
+//! dependence is that of Ferrante, Ottenstein and Warren, "The Program
+//! Dependence Graph and Its Use in Optimization" (TOPLAS 1987): block `B` is
+//! control dependent on the branch ending block `X` when `B` post-dominates a
+//! successor of `X` but does not strictly post-dominate `X`. It is computed by
+//! their walk up the post-dominator tree from each successor `S` of `X` to the
+//! immediate post-dominator of `X` (as in Cytron, Ferrante, Rosen, Wegman and
+//! Zadeck, "Efficiently Computing Static Single Assignment Form and the
+//! Control Dependence Graph", TOPLAS 1991), on the post-dominators of
+//! [`Cfg::post_dominators_over`], which is Cooper, Harvey and Kennedy's
+//! algorithm.
+//!
+//! Two departures from the textbook, both because of what a barrier waits for:
+//!
+//! - The graph is the *pruned* graph of [`Cfg::pruned_successors`]: edges into
+//!   blocks that exit at once are left out. Threads that `return` early are
+//!   not expected at a later `__syncthreads()`, so `if (tid >= 64) return;
+//!   __syncthreads();` is correct code and gives no finding.
+//! - Blocks that cannot reach the exit (an endless loop) get a virtual edge to
+//!   the exit from the last block of each such region, as post-dominator
+//!   trees in compilers do, so that every block has a post-dominator.
+//!
+//! The IR is not in SSA form, so registers are tracked per program point: a
+//! forward data-flow analysis keeps, before each block, the set of registers
+//! whose value may be divergent there (the union over the incoming paths, so
+//! a use is divergent when any definition reaching it is). A definition that
+//! runs under divergent control (its block is control dependent, directly or
+//! through nested regions, on a divergent branch, or its guard predicate is
+//! divergent) makes its destinations divergent, because after the paths meet
+//! again the threads hold values from different definitions. This is simpler
+//! and more conservative than placing the gamma functions of the TOPLAS paper,
+//! and it also covers a loop whose trip count depends on the thread: its exit
+//! branch is divergent and every block of the loop depends on it. Branches,
+//! the divergent regions and the data flow feed each other and are iterated
+//! together on one worklist to a fixed point; everything only ever grows, so
+//! it terminates.
+//!
+//! Uniformity here is block-level: a value is uniform when every thread of
+//! one block that computes it gets the same value, which is what decides
+//! whether all of them reach a block barrier.
+
+use std::collections::{HashMap, VecDeque};
+
+use crate::cfg::{Cfg, Successor};
+use crate::instr::{Address, AddressBase, Instr, MemoryOrder, Op, Operand, PredOperand};
+use crate::kernel::{InstrId, Kernel, RegId};
+use crate::types::{SpecialReg, StateSpace};
+
+/// A block barrier that threads of one block may reach under different control flow.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DivergentBarrier {
+    pub barrier: InstrId,
+    /// The divergent branch (or the guarded barrier itself when its own guard is divergent) it depends on; the innermost one.
+    pub branch: InstrId,
+    /// The first divergent source that makes the branch divergent, for the explanation: e.g. "%tid.x" or a register name; free text.
+    pub reason: String,
+}
+
+/// The block barriers without a thread count that some threads of a block may
+/// reach while others do not, sorted by instruction.
+pub fn divergent_barriers(kernel: &Kernel) -> Vec<DivergentBarrier> {
+    analyze(kernel).divergent_barriers
+}
+
+/// The result of the analysis for one kernel.
+#[derive(Clone, Debug)]
+pub struct Uniformity {
+    /// For each register, why some definition of it may be divergent (an index
+    /// into `reasons`), or `None` when every definition is uniform.
+    register_reasons: Vec<Option<usize>>,
+    /// For each instruction, whether it is a guarded `bra` or `exit` whose
+    /// guard may be divergent where it is read.
+    divergent_branches: Vec<bool>,
+    /// For each instruction, whether it runs under divergent control: its
+    /// block depends on a divergent branch, directly or through nested regions.
+    under_divergent_control: Vec<bool>,
+    reasons: Vec<String>,
+    divergent_barriers: Vec<DivergentBarrier>,
+}
+
+impl Uniformity {
+    /// Whether some definition of `reg` may give different threads of one
+    /// block different values. This is a summary over the whole kernel; the
+    /// analysis itself is per program point.
+    pub fn is_divergent_reg(&self, reg: RegId) -> bool {
+        self.register_reasons
+            .get(reg.index())
+            .is_some_and(Option::is_some)
+    }
+
+    /// Whether `instr` is a guarded `bra` (or guarded `exit`) whose predicate
+    /// may differ between the threads of one block.
+    pub fn is_divergent_branch(&self, instr: InstrId) -> bool {
+        self.divergent_branches
+            .get(instr.index())
+            .copied()
+            .unwrap_or(false)
+    }
+
+    /// Whether `instr` may be run by some threads of a block and skipped by
+    /// others because of a divergent branch before it.
+    pub fn is_under_divergent_control(&self, instr: InstrId) -> bool {
+        self.under_divergent_control
+            .get(instr.index())
+            .copied()
+            .unwrap_or(false)
+    }
+
+    /// Why `reg` may be divergent, for explanations; `None` when it is uniform.
+    pub fn divergence_reason(&self, reg: RegId) -> Option<&str> {
+        let reason = (*self.register_reasons.get(reg.index())?)?;
+        Some(&self.reasons[reason])
+    }
+
+    /// The findings of [`divergent_barriers`].
+    pub fn divergent_barriers(&self) -> &[DivergentBarrier] {
+        &self.divergent_barriers
+    }
+}
+
+/// Runs the analysis on one kernel.
+pub fn analyze(kernel: &Kernel) -> Uniformity {
+    let cfg = Cfg::build(kernel);
+    let dependence = ControlDependence::build(&cfg, kernel);
+    let mut analysis = Analysis::new(kernel, &cfg, &dependence);
+    analysis.run_to_fixed_point();
+    analysis.finish()
+}
+
+/// Set of registers, one bit each.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct RegisterSet {
+    words: Vec<u64>,
+}
+
+impl RegisterSet {
+    fn empty(register_count: usize) -> RegisterSet {
+        RegisterSet {
+            words: vec![0; register_count.div_ceil(64)],
+        }
+    }
+
+    fn contains(&self, reg: RegId) -> bool {
+        let index = reg.index();
+        self.words
+            .get(index / 64)
+            .is_some_and(|word| word & (1 << (index % 64)) != 0)
+    }
+
+    fn insert(&mut self, reg: RegId) {
+        let index = reg.index();
+        if let Some(word) = self.words.get_mut(index / 64) {
+            *word |= 1 << (index % 64);
+        }
+    }
+
+    fn remove(&mut self, reg: RegId) {
+        let index = reg.index();
+        if let Some(word) = self.words.get_mut(index / 64) {
+            *word &= !(1 << (index % 64));
+        }
+    }
+
+    /// Adds every member of `other`; says whether anything was new.
+    fn union_with(&mut self, other: &RegisterSet) -> bool {
+        let mut changed = false;
+        for (word, &incoming) in self.words.iter_mut().zip(&other.words) {
+            let merged = *word | incoming;
+            changed |= merged != *word;
+            *word = merged;
+        }
+        changed
+    }
+}
+
+/// The control dependence graph on blocks, computed on the pruned graph.
+struct ControlDependence {
+    /// For each block whose terminator is a real conditional branch (two or
+    /// more successors in the pruned graph), the blocks that depend on it.
+    dependents: Vec<Vec<usize>>,
+    /// For each block, the blocks whose branches it depends on directly.
+    controllers: Vec<Vec<usize>>,
+}
+
+impl ControlDependence {
+    fn build(cfg: &Cfg, kernel: &Kernel) -> ControlDependence {
+        let block_count = cfg.blocks.len();
+        let pruned = without_private_exit_tails(cfg, kernel, cfg.pruned_successors(kernel));
+        let augmented = with_virtual_exits(&pruned);
+        let post_dominators = cfg.post_dominators_over(|block| augmented[block].clone());
+        let mut dependents = vec![Vec::new(); block_count];
+        let mut controllers = vec![Vec::new(); block_count];
+        for (branch_block, successors) in pruned.iter().enumerate() {
+            // Only a real choice makes anything control dependent; a virtual
+            // exit edge is never taken and an unconditional branch is no choice.
+            if successors.len() < 2 {
+                continue;
+            }
+            let stop = post_dominators[branch_block];
+            for &successor in successors {
+                let mut runner = successor;
+                // Walking up the post-dominator tree from the successor to the
+                // branch's own immediate post-dominator visits exactly the
+                // blocks that depend on this edge. The tree has no cycles and
+                // ends at the exit, so the walk ends.
+                while Some(runner) != stop {
+                    let Successor::Block(block) = runner else {
+                        break;
+                    };
+                    if !dependents[branch_block].contains(&block) {
+                        dependents[branch_block].push(block);
+                        controllers[block].push(branch_block);
+                    }
+                    match post_dominators[block] {
+                        Some(next) => runner = next,
+                        None => break,
+                    }
+                }
+            }
+        }
+        ControlDependence {
+            dependents,
+            controllers,
+        }
+    }
+}
+
+/// The blocks from which every path leads to the exit without a block
+/// barrier: threads that enter one leave the kernel without arriving at a
+/// barrier again. The least fixed point, so a loop is never part of a tail
+/// (it might not end).
+fn barrier_free_exit_tails(cfg: &Cfg, kernel: &Kernel) -> Vec<bool> {
+    let block_count = cfg.blocks.len();
+    let mut predecessors: Vec<Vec<usize>> = vec![Vec::new(); block_count];
+    let mut open_successors = vec![0usize; block_count];
+    for (block, data) in cfg.blocks.iter().enumerate() {
+        let mut targets: Vec<usize> = data
+            .successors
+            .iter()
+            .filter_map(|successor| match successor {
+                Successor::Block(next) => Some(*next),
+                Successor::Exit => None,
+            })
+            .collect();
+        targets.sort_unstable();
+        targets.dedup();
+        open_successors[block] = targets.len();
+        for target in targets {
+            predecessors[target].push(block);
+        }
+    }
+    let has_barrier: Vec<bool> = cfg
+        .blocks
+        .iter()
+        .map(|block| {
+            kernel.instrs[block.start.index()..block.end.index()]
+                .iter()
+                .any(|instr| matches!(instr.op, Op::Barrier { .. }))
+        })
+        .collect();
+    let mut tail = vec![false; block_count];
+    let mut ready: Vec<usize> = (0..block_count)
+        .filter(|&block| open_successors[block] == 0 && !has_barrier[block])
+        .collect();
+    while let Some(block) = ready.pop() {
+        tail[block] = true;
+        for &predecessor in &predecessors[block] {
+            open_successors[predecessor] -= 1;
+            if open_successors[predecessor] == 0 && !has_barrier[predecessor] {
+                ready.push(predecessor);
+            }
+        }
+    }
+    tail
+}
+
+/// Removes from the pruned graph the edges of a branch into a barrier-free
+/// exit tail that is private to that side of the branch: one that does not
+/// post-dominate the branch's other side. This is an early `return` that does
+/// some work first (`if (i >= n) { out[i] = 0; return; }`, or a `return`
+/// inside a loop), which [`Cfg::pruned_successors`] keeps because the block
+/// does not exit at once. A tail that the other side flows into as well is
+/// a join and stays: in `if (tid < 64) __syncthreads(); out[tid] = v;` the
+/// skipping threads run the same code after the barrier as the waiting ones.
+fn without_private_exit_tails(
+    cfg: &Cfg,
+    kernel: &Kernel,
+    mut pruned: Vec<Vec<Successor>>,
+) -> Vec<Vec<Successor>> {
+    let tails = barrier_free_exit_tails(cfg, kernel);
+    let textbook = cfg.immediate_post_dominators();
+    let post_dominates = |dominator: usize, mut block: Successor| loop {
+        match block {
+            Successor::Block(index) if index == dominator => return true,
+            Successor::Block(index) => match textbook[index] {
+                Some(next) => block = next,
+                None => return false,
+            },
+            Successor::Exit => return false,
+        }
+    };
+    for successors in &mut pruned {
+        if successors.len() < 2 {
+            continue;
+        }
+        let private_tail = |candidate: &Successor| match *candidate {
+            Successor::Block(index) if tails[index] => successors
+                .iter()
+                .filter(|other| *other != candidate)
+                .all(|&other| !post_dominates(index, other)),
+            _ => false,
+        };
+        let staying: Vec<Successor> = successors
+            .iter()
+            .filter(|successor| !private_tail(successor))
+            .copied()
+            .collect();
+        if !staying.is_empty() {
+            *successors = staying;
+        }
+    }
+    pruned
+}
+
+/// The pruned successors plus one virtual edge to the exit from the last
+/// block (in instruction order) of each region that cannot reach the exit, so
+/// that every block has a post-dominator. The last block of an endless loop
+/// is usually its latch, which then post-dominates the loop's body the way the
+/// end of a loop that can exit would.
+fn with_virtual_exits(pruned: &[Vec<Successor>]) -> Vec<Vec<Successor>> {
+    let block_count = pruned.len();
+    let mut predecessors: Vec<Vec<usize>> = vec![Vec::new(); block_count];
+    let mut reaches_exit = vec![false; block_count];
+    let mut stack = Vec::new();
+    for (block, successors) in pruned.iter().enumerate() {
+        for successor in successors {
+            match successor {
+                Successor::Block(next) => predecessors[*next].push(block),
+                Successor::Exit => {
+                    if !reaches_exit[block] {
+                        reaches_exit[block] = true;
+                        stack.push(block);
+                    }
+                }
+            }
+        }
+    }
+    let mut augmented = pruned.to_vec();
+    let mark_backwards = |stack: &mut Vec<usize>, reaches_exit: &mut Vec<bool>| {
+        while let Some(block) = stack.pop() {
+            for &predecessor in &predecessors[block] {
+                if !reaches_exit[predecessor] {
+                    reaches_exit[predecessor] = true;
+                    stack.push(predecessor);
+                }
+            }
+        }
+    };
+    mark_backwards(&mut stack, &mut reaches_exit);
+    for block in (0..block_count).rev() {
+        if !reaches_exit[block] {
+            augmented[block].push(Successor::Exit);
+            reaches_exit[block] = true;
+            stack.push(block);
+            mark_backwards(&mut stack, &mut reaches_exit);
+        }
+    }
+    augmented
+}
+
+/// Why a definition is divergent, before it is turned into text.
+#[derive(Clone, Copy)]
+enum Cause {
+    /// A divergent register among the sources.
+    Register(RegId),
+    Special(SpecialReg),
+    /// A source divergent by its nature (a shuffle, a vote, an atomic...).
+    Intrinsic(&'static str),
+    /// The instruction's guard predicate is divergent.
+    Guard(RegId),
+    /// The instruction's block runs under the divergent branch in this block.
+    Control(usize),
+}
+
+struct Analysis<'a> {
+    kernel: &'a Kernel,
+    cfg: &'a Cfg,
+    dependence: &'a ControlDependence,
+    /// The registers that may be divergent on entry to each block.
+    entry_states: Vec<RegisterSet>,
+    /// For each block, the divergent branch that first put it under divergent
+    /// control, directly or through nested regions.
+    region_cause: Vec<Option<usize>>,
+    /// For each block, whether its terminating branch is known divergent.
+    divergent_terminator: Vec<bool>,
+    /// For each block, whether it can run at all. Unreachable code neither
+    /// passes divergent values on nor makes branches divergent.
+    reachable: Vec<bool>,
+    /// Whether per-thread (`.local`) memory may hold values that differ
+    /// between threads, so that loads from it are divergent whatever the
+    /// address. Generic stores and loads may reach local memory too.
+    local_memory_divergent: bool,
+    register_reasons: Vec<Option<usize>>,
+    reasons: Vec<String>,
+    interned: HashMap<String, usize>,
+    worklist: VecDeque<usize>,
+    queued: Vec<bool>,
+}
+
+impl<'a> Analysis<'a> {
+    fn new(kernel: &'a Kernel, cfg: &'a Cfg, dependence: &'a ControlDependence) -> Analysis<'a> {
+        let block_count = cfg.blocks.len();
+        Analysis {
+            kernel,
+            cfg,
+            dependence,
+            entry_states: vec![RegisterSet::empty(kernel.regs.len()); block_count],
+            region_cause: vec![None; block_count],
+            divergent_terminator: vec![false; block_count],
+            reachable: reachable_blocks(cfg),
+            local_memory_divergent: false,
+            register_reasons: vec![None; kernel.regs.len()],
+            reasons: Vec::new(),
+            interned: HashMap::new(),
+            // Every block starts on the worklist so that each is analysed at
+            // least once; the unreachable ones are dropped when taken off.
+            worklist: (0..block_count).collect(),
+            queued: vec![true; block_count],
+        }
+    }
+
+    fn push(&mut self, block: usize) {
+        if !self.queued[block] {
+            self.queued[block] = true;
+            self.worklist.push_back(block);
+        }
+    }
+
+    fn run_to_fixed_point(&mut self) {
+        while let Some(block) = self.worklist.pop_front() {
+            self.queued[block] = false;
+            if !self.reachable[block] {
+                continue;
+            }
+            let mut state = self.entry_states[block].clone();
+            let range = self.cfg.blocks[block].start.index()..self.cfg.blocks[block].end.index();
+            let mut terminator_divergent = false;
+            for index in range {
+                let instr = &self.kernel.instrs[index];
+                if is_conditional_transfer(instr) {
+                    terminator_divergent =
+                        instr.guard.is_some_and(|guard| state.contains(guard.reg));
+                }
+                self.transfer(block, index, &mut state);
+            }
+            if terminator_divergent && !self.divergent_terminator[block] {
+                self.divergent_terminator[block] = true;
+                self.spread_divergent_control(block);
+            }
+            for position in 0..self.cfg.blocks[block].successors.len() {
+                if let Successor::Block(next) = self.cfg.blocks[block].successors[position] {
+                    if self.entry_states[next].union_with(&state) {
+                        self.push(next);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Puts every block that depends on the divergent branch ending `branch_block`
+    /// under divergent control, and, through the branches of those blocks
+    /// (whose sides only some threads of the block reach), the blocks nested
+    /// inside them.
+    fn spread_divergent_control(&mut self, branch_block: usize) {
+        let mut pending = vec![branch_block];
+        while let Some(controller) = pending.pop() {
+            for index in 0..self.dependence.dependents[controller].len() {
+                let dependent = self.dependence.dependents[controller][index];
+                if self.region_cause[dependent].is_none() {
+                    self.region_cause[dependent] =
+                        Some(self.region_cause[controller].unwrap_or(branch_block));
+                    self.push(dependent);
+                    pending.push(dependent);
+                }
+            }
+        }
+    }
+
+    /// Applies one instruction to the set of divergent registers.
+    fn transfer(&mut self, block: usize, index: usize, state: &mut RegisterSet) {
+        let instr = &self.kernel.instrs[index];
+        let guard_divergent = instr.guard.is_some_and(|guard| state.contains(guard.reg));
+        if !self.local_memory_divergent && self.writes_divergent_local(instr, block, state) {
+            self.local_memory_divergent = true;
+            for other in 0..self.cfg.blocks.len() {
+                self.push(other);
+            }
+        }
+        let destinations = instr.op.destinations();
+        if destinations.is_empty() {
+            return;
+        }
+        // The data cause comes first because it names the root ("%tid.x").
+        let cause = self
+            .data_divergence(&instr.op, state)
+            .or_else(|| {
+                instr
+                    .guard
+                    .filter(|_| guard_divergent)
+                    .map(|guard| Cause::Guard(guard.reg))
+            })
+            .or_else(|| self.region_cause[block].map(Cause::Control));
+        match cause {
+            Some(cause) => {
+                for destination in destinations {
+                    state.insert(destination);
+                    if self.register_reasons[destination.index()].is_none() {
+                        let reason = self.describe(cause, destination, index);
+                        self.register_reasons[destination.index()] = Some(reason);
+                    }
+                }
+            }
+            // A uniform guard keeps the old value in every thread or in none,
+            // so the old value's divergence stays; without a guard the new,
+            // uniform value replaces it.
+            None if instr.guard.is_none() => {
+                for destination in destinations {
+                    state.remove(destination);
+                }
+            }
+            None => {}
+        }
+    }
+
+    /// Whether the instruction may leave values in per-thread memory that
+    /// differ between threads.
+    fn writes_divergent_local(&self, instr: &Instr, block: usize, state: &RegisterSet) -> bool {
+        let divergent = |operand: &Operand| operand_divergence(operand, state).is_some();
+        let (space, addr, values_divergent) = match &instr.op {
+            Op::Store {
+                space, addr, src, ..
+            } => (*space, addr, src.iter().any(divergent)),
+            Op::Atom {
+                space, addr, a, b, ..
+            } => (
+                *space,
+                addr,
+                divergent(a) || b.as_ref().is_some_and(divergent),
+            ),
+            _ => return false,
+        };
+        matches!(space, StateSpace::Local | StateSpace::Generic)
+            && (values_divergent
+                || self.region_cause[block].is_some()
+                || instr.guard.is_some_and(|guard| state.contains(guard.reg))
+                || address_divergence(addr, state).is_some())
+    }
+
+    /// The first divergent source of an instruction run under uniform control.
+    fn data_divergence(&self, op: &Op, state: &RegisterSet) -> Option<Cause> {
+        let first = |operands: &[Operand]| {
+            operands
+                .iter()
+                .find_map(|operand| operand_divergence(operand, state))
+        };
+        let predicate = |pred: &PredOperand| operand_divergence(&pred.value, state);
+        match op {
+            Op::Binary { a, b, .. } => first(&[*a, *b]),
+            Op::Unary { a, .. } => first(&[*a]),
+            Op::MulAdd { a, b, c, .. } => first(&[*a, *b, *c]),
+            Op::Setp { a, b, combine, .. } => {
+                first(&[*a, *b]).or_else(|| combine.as_ref().and_then(|(_, p)| predicate(p)))
+            }
+            Op::Selp { a, b, cond, .. } => first(&[*a, *b]).or_else(|| predicate(cond)),
+            Op::Cvt { src, .. } | Op::Cvta { src, .. } => first(&[*src]),
+            Op::BitFieldExtract {
+                a,
+                position,
+                length,
+                ..
+            } => first(&[*a, *position, *length]),
+            Op::BitFieldInsert {
+                field,
+                base,
+                position,
+                length,
+                ..
+            } => first(&[*field, *base, *position, *length]),
+            Op::Permute { a, b, selector, .. } => first(&[*a, *b, *selector]),
+            Op::Load {
+                space, order, addr, ..
+            } => {
+                if *order != MemoryOrder::Weak {
+                    // Another thread may write the location while this one
+                    // reads it, so threads may see different values: a
+                    // polling loop `while (*flag == 0)` ends at different
+                    // iterations in different threads.
+                    return Some(Cause::Intrinsic(
+                        "a volatile or strong load (other threads may write it concurrently)",
+                    ));
+                }
+                if let Some(cause) = address_divergence(addr, state) {
+                    return Some(cause);
+                }
+                if self.local_memory_divergent
+                    && matches!(space, StateSpace::Local | StateSpace::Generic)
+                {
+                    return Some(Cause::Intrinsic(
+                        "a load from per-thread local memory that holds divergent values",
+                    ));
+                }
+                None
+            }
+            Op::Atom { .. } => Some(Cause::Intrinsic("the result of an atomic")),
+            // `__syncthreads_count/and/or` give every thread the same result.
+            Op::Barrier { .. } => None,
+            Op::Shuffle { .. } => Some(Cause::Intrinsic("the result of shfl.sync")),
+            Op::Vote { .. } => Some(Cause::Intrinsic(
+                "the result of vote.sync (it differs between warps)",
+            )),
+            Op::ActiveMask { .. } => Some(Cause::Intrinsic("activemask")),
+            // An operation this analysis does not know yet: its results are
+            // taken to be divergent, which can only add findings.
+            _ => Some(Cause::Intrinsic("the result of an unmodelled instruction")),
+        }
+    }
+
+    /// Turns a cause into the index of its text.
+    fn describe(&mut self, cause: Cause, destination: RegId, index: usize) -> usize {
+        let text = match cause {
+            Cause::Register(source) => {
+                if let Some(reason) = self.register_reasons[source.index()] {
+                    // The root cause travels along the data flow unchanged,
+                    // which is what explains a finding best ("%tid.x").
+                    return reason;
+                }
+                self.kernel.reg(source).name.clone()
+            }
+            Cause::Special(special) => special.to_string(),
+            Cause::Intrinsic(text) => text.to_string(),
+            Cause::Guard(guard) => format!(
+                "{} (assigned at line {} under the divergent guard {})",
+                self.kernel.reg(destination).name,
+                self.kernel.instrs[index].loc.line,
+                self.kernel.reg(guard).name
+            ),
+            Cause::Control(branch_block) => {
+                let branch = &self.kernel.instrs[self.cfg.blocks[branch_block].end.index() - 1];
+                format!(
+                    "{} (assigned at line {} under the divergent branch at line {})",
+                    self.kernel.reg(destination).name,
+                    self.kernel.instrs[index].loc.line,
+                    branch.loc.line
+                )
+            }
+        };
+        self.intern(text)
+    }
+
+    fn intern(&mut self, text: String) -> usize {
+        if let Some(&index) = self.interned.get(&text) {
+            return index;
+        }
+        self.reasons.push(text.clone());
+        self.interned.insert(text, self.reasons.len() - 1);
+        self.reasons.len() - 1
+    }
+
+    fn reason_of(&self, reg: RegId) -> String {
+        match self.register_reasons[reg.index()] {
+            Some(reason) => self.reasons[reason].clone(),
+            None => self.kernel.reg(reg).name.clone(),
+        }
+    }
+
+    /// Replays every block once more from its fixed-point entry state to
+    /// read off divergent branches and guards, then reports the barriers.
+    fn finish(self) -> Uniformity {
+        let instr_count = self.kernel.instrs.len();
+        let mut divergent_branches = vec![false; instr_count];
+        let mut under_divergent_control = vec![false; instr_count];
+        let mut divergent_barriers = Vec::new();
+        for (block_index, block) in self.cfg.blocks.iter().enumerate() {
+            if !self.reachable[block_index] {
+                continue;
+            }
+            let mut state = self.entry_states[block_index].clone();
+            // `transfer` needs `&mut self` only to record reasons, which are
+            // complete at the fixed point, so a read-only replay suffices.
+            for index in block.start.index()..block.end.index() {
+                let instr = &self.kernel.instrs[index];
+                under_divergent_control[index] = self.region_cause[block_index].is_some();
+                let guard_divergent = instr.guard.is_some_and(|guard| state.contains(guard.reg));
+                if is_conditional_transfer(instr) && guard_divergent {
+                    divergent_branches[index] = true;
+                }
+                if let Op::Barrier { count: None, .. } = &instr.op {
+                    let finding = match instr.guard {
+                        Some(guard) if guard_divergent => Some(DivergentBarrier {
+                            barrier: InstrId(index as u32),
+                            branch: InstrId(index as u32),
+                            reason: self.reason_of(guard.reg),
+                        }),
+                        _ => self.innermost_divergent_branch(block_index, index).map(
+                            |branch_block| {
+                                let branch = self.terminator(branch_block);
+                                let reason = self.kernel.instrs[branch.index()]
+                                    .guard
+                                    .map_or_else(String::new, |guard| self.reason_of(guard.reg));
+                                DivergentBarrier {
+                                    barrier: InstrId(index as u32),
+                                    branch,
+                                    reason,
+                                }
+                            },
+                        ),
+                    };
+                    divergent_barriers.extend(finding);
+                }
+                self.replay(block_index, instr, &mut state);
+            }
+        }
+        divergent_barriers.sort_by_key(|finding| finding.barrier);
+        Uniformity {
+            register_reasons: self.register_reasons,
+            divergent_branches,
+            under_divergent_control,
+            reasons: self.reasons,
+            divergent_barriers,
+        }
+    }
+
+    /// The effect of one instruction on the divergent registers at the fixed
+    /// point, without recording anything.
+    fn replay(&self, block: usize, instr: &Instr, state: &mut RegisterSet) {
+        let destinations = instr.op.destinations();
+        let guard_divergent = instr.guard.is_some_and(|guard| state.contains(guard.reg));
+        let divergent = self.region_cause[block].is_some()
+            || guard_divergent
+            || self.data_divergence(&instr.op, state).is_some();
+        for destination in destinations {
+            if divergent {
+                state.insert(destination);
+            } else if instr.guard.is_none() {
+                state.remove(destination);
+            }
+        }
+    }
+
+    fn terminator(&self, block: usize) -> InstrId {
+        InstrId(self.cfg.blocks[block].end.0 - 1)
+    }
+
+    /// The divergent branch that `block` depends on most closely: a
+    /// breadth-first search up the control dependence graph, so that a branch
+    /// it depends on directly wins over one that encloses it. Among branches
+    /// at the same depth (a block in a loop may depend both on an `if` and on
+    /// the loop's exit), the nearest before the barrier wins, then the nearest
+    /// after it.
+    fn innermost_divergent_branch(&self, block: usize, barrier: usize) -> Option<usize> {
+        self.region_cause[block]?;
+        let mut visited = vec![false; self.cfg.blocks.len()];
+        let mut level = vec![block];
+        visited[block] = true;
+        while !level.is_empty() {
+            let mut next_level = Vec::new();
+            let mut best: Option<(bool, usize, usize)> = None;
+            for &current in &level {
+                for &controller in &self.dependence.controllers[current] {
+                    if self.divergent_terminator[controller] {
+                        let position = self.terminator(controller).index();
+                        // Sort key: branches after the barrier come second,
+                        // then by distance to the barrier.
+                        let key = (position > barrier, position.abs_diff(barrier), controller);
+                        if !matches!(best, Some(found) if found <= key) {
+                            best = Some(key);
+                        }
+                    }
+                    if !visited[controller] {
+                        visited[controller] = true;
+                        next_level.push(controller);
+                    }
+                }
+            }
+            if let Some((_, _, controller)) = best {
+                return Some(controller);
+            }
+            level = next_level;
+        }
+        // The region was entered through `region_cause`; fall back to it.
+        self.region_cause[block]
+    }
+}
+
+/// The blocks that control can reach from the kernel's first instruction.
+fn reachable_blocks(cfg: &Cfg) -> Vec<bool> {
+    let mut reachable = vec![false; cfg.blocks.len()];
+    let mut stack = Vec::new();
+    if !cfg.blocks.is_empty() {
+        reachable[0] = true;
+        stack.push(0);
+    }
+    while let Some(block) = stack.pop() {
+        for successor in &cfg.blocks[block].successors {
+            if let Successor::Block(next) = *successor {
+                if !reachable[next] {
+                    reachable[next] = true;
+                    stack.push(next);
+                }
+            }
+        }
+    }
+    reachable
+}
+
+/// Whether the instruction ends its block with a choice between two ways on.
+fn is_conditional_transfer(instr: &Instr) -> bool {
+    instr.guard.is_some() && matches!(instr.op, Op::Branch { .. } | Op::Exit)
+}
+
+/// Whether an operand may differ between the threads of one block.
+fn operand_divergence(operand: &Operand, state: &RegisterSet) -> Option<Cause> {
+    match operand {
+        Operand::Reg(reg) if state.contains(*reg) => Some(Cause::Register(*reg)),
+        Operand::Special(special) if is_divergent_special(*special) => {
+            Some(Cause::Special(*special))
+        }
+        _ => None,
+    }
+}
+
+fn address_divergence(addr: &Address, state: &RegisterSet) -> Option<Cause> {
+    match addr.base {
+        AddressBase::Reg(reg) if state.contains(reg) => Some(Cause::Register(reg)),
+        _ => None,
+    }
+}
+
+/// The special registers whose value differs between the threads of a block.
+/// `%ntid`, `%ctaid`, `%nctaid` and `%nwarpid` are the same for all of them.
+fn is_divergent_special(special: SpecialReg) -> bool {
+    match special {
+        SpecialReg::Tid(_)
+        | SpecialReg::LaneId
+        | SpecialReg::WarpId
+        | SpecialReg::Clock
+        | SpecialReg::Clock64
+        | SpecialReg::LaneMask(_) => true,
+        SpecialReg::Ntid(_)
+        | SpecialReg::Ctaid(_)
+        | SpecialReg::Nctaid(_)
+        | SpecialReg::NWarpId => false,
+    }
+}
