@@ -26,7 +26,17 @@
 //! - The graph is the *pruned* graph of [`Cfg::pruned_successors`]: edges into
 //!   blocks that exit at once are left out. Threads that `return` early are
 //!   not expected at a later `__syncthreads()`, so `if (tid >= 64) return;
-//!   __syncthreads();` is correct code and gives no finding.
+//!   __syncthreads();` is correct code and gives no finding. The same holds
+//!   for an early return that does some work first (`if (i >= n) { out[i] =
+//!   0; return; }`, a `return` inside a loop): an edge into a barrier-free
+//!   tail that leads only to the exit is left out too, unless the tail also
+//!   post-dominates the other side of the branch (then it is a join that the
+//!   threads waiting at the barrier run as well, as in `if (tid < 64)
+//!   __syncthreads(); out[tid] = v;`, which is a finding). A consequence of
+//!   the pruning: a divergent barrier whose paths meet only at an `exit`
+//!   (`if (tid < 64) __syncthreads();` as the last statement) is no finding,
+//!   because it cannot be told from an early return; the machine completes
+//!   such a barrier by the exits, and its dynamic checker reports it.
 //! - Blocks that cannot reach the exit (an endless loop) get a virtual edge to
 //!   the exit from the last block of each such region, as post-dominator
 //!   trees in compilers do, so that every block has a post-dominator.
@@ -45,6 +55,21 @@
 //! the divergent regions and the data flow feed each other and are iterated
 //! together on one worklist to a fixed point; everything only ever grows, so
 //! it terminates.
+//!
+//! Loads: a weak load at a uniform address from global, shared, constant or
+//! parameter memory is uniform (a data race would be a bug of its own); a
+//! volatile, relaxed or acquire load is divergent, because another thread may
+//! write the location while the threads read it; a load from local (or
+//! generic) memory is divergent once any store to local or generic memory may
+//! write a divergent value, since local memory is per thread. Atomics,
+//! shuffles, votes and `activemask` give divergent results; `bar.red` gives
+//! every thread the same one.
+//!
+//! Each block is analysed again whenever its entry state grows, so a loop
+//! needs as many rounds as the longest chain of loop-carried dependences that
+//! divergence travels along, which is short in real kernels (a few
+//! milliseconds for 10,000 instructions) but grows with an artificial chain
+//! of thousands of copies written against the loop's order.
 //!
 //! Uniformity here is block-level: a value is uniform when every thread of
 //! one block that computes it gets the same value, which is what decides
@@ -397,6 +422,9 @@ struct Analysis<'a> {
     kernel: &'a Kernel,
     cfg: &'a Cfg,
     dependence: &'a ControlDependence,
+    /// The registers each instruction writes, computed once: the worklist
+    /// visits an instruction many times.
+    destinations: Vec<Vec<RegId>>,
     /// The registers that may be divergent on entry to each block.
     entry_states: Vec<RegisterSet>,
     /// For each block, the divergent branch that first put it under divergent
@@ -425,6 +453,11 @@ impl<'a> Analysis<'a> {
             kernel,
             cfg,
             dependence,
+            destinations: kernel
+                .instrs
+                .iter()
+                .map(|instr| instr.op.destinations())
+                .collect(),
             entry_states: vec![RegisterSet::empty(kernel.regs.len()); block_count],
             region_cause: vec![None; block_count],
             divergent_terminator: vec![false; block_count],
@@ -507,8 +540,7 @@ impl<'a> Analysis<'a> {
                 self.push(other);
             }
         }
-        let destinations = instr.op.destinations();
-        if destinations.is_empty() {
+        if self.destinations[index].is_empty() {
             return;
         }
         // The data cause comes first because it names the root ("%tid.x").
@@ -523,7 +555,8 @@ impl<'a> Analysis<'a> {
             .or_else(|| self.region_cause[block].map(Cause::Control));
         match cause {
             Some(cause) => {
-                for destination in destinations {
+                for position in 0..self.destinations[index].len() {
+                    let destination = self.destinations[index][position];
                     state.insert(destination);
                     if self.register_reasons[destination.index()].is_none() {
                         let reason = self.describe(cause, destination, index);
@@ -535,7 +568,7 @@ impl<'a> Analysis<'a> {
             // so the old value's divergence stays; without a guard the new,
             // uniform value replaces it.
             None if instr.guard.is_none() => {
-                for destination in destinations {
+                for &destination in &self.destinations[index] {
                     state.remove(destination);
                 }
             }
@@ -728,7 +761,7 @@ impl<'a> Analysis<'a> {
                     };
                     divergent_barriers.extend(finding);
                 }
-                self.replay(block_index, instr, &mut state);
+                self.replay(block_index, index, &mut state);
             }
         }
         divergent_barriers.sort_by_key(|finding| finding.barrier);
@@ -743,13 +776,13 @@ impl<'a> Analysis<'a> {
 
     /// The effect of one instruction on the divergent registers at the fixed
     /// point, without recording anything.
-    fn replay(&self, block: usize, instr: &Instr, state: &mut RegisterSet) {
-        let destinations = instr.op.destinations();
+    fn replay(&self, block: usize, index: usize, state: &mut RegisterSet) {
+        let instr = &self.kernel.instrs[index];
         let guard_divergent = instr.guard.is_some_and(|guard| state.contains(guard.reg));
         let divergent = self.region_cause[block].is_some()
             || guard_divergent
             || self.data_divergence(&instr.op, state).is_some();
-        for destination in destinations {
+        for &destination in &self.destinations[index] {
             if divergent {
                 state.insert(destination);
             } else if instr.guard.is_none() {

@@ -166,6 +166,56 @@ fn threads_that_return_early_are_not_expected_at_the_barrier() {
 }
 
 #[test]
+fn an_early_return_that_does_work_first_is_still_an_early_return() {
+    // if (tid >= 64) { sh[1] = tid; return; } __syncthreads(); sh[0] = 1;
+    Parsed::new(
+        "mov.u32 %t, %tid.x;
+         setp.ge.u32 %p, %t, 64;
+     @%p bra OUT;
+         bar.sync 0;
+         st.shared.u32 [sh], 1;
+         exit;
+     OUT:
+         st.shared.u32 [sh+4], %t;
+         exit;",
+    )
+    .expect_none();
+    // A return inside a loop: for (i...) { __syncthreads(); if (tid == i) {
+    // sh[i] = 1; return; } }
+    Parsed::new(
+        "ld.param.u32 %n, [n];
+         mov.u32 %i, 0;
+     LOOP:
+         bar.sync 0;
+         setp.eq.u32 %p, %tid.x, %i;
+     @%p bra OUT;
+         add.u32 %i, %i, 1;
+         setp.lt.u32 %q, %i, %n;
+     @%q bra LOOP;
+         st.shared.u32 [sh], %i;
+         exit;
+     OUT:
+         st.shared.u32 [sh+4], %i;
+         exit;",
+    )
+    .expect_none();
+    // The side without the barrier may come first in the text: this is
+    // if (tid < 64) { sh[0] = 1; return; } __syncthreads();
+    Parsed::new(
+        "mov.u32 %t, %tid.x;
+         setp.ge.u32 %p, %t, 64;
+     @%p bra OUT;
+         st.shared.u32 [sh], 1;
+         exit;
+     OUT:
+         bar.sync 0;
+         st.shared.u32 [sh+4], %t;
+         exit;",
+    )
+    .expect_none();
+}
+
+#[test]
 fn a_condition_on_a_kernel_parameter_is_uniform() {
     let kernel = Parsed::new(
         "ld.param.u32 %n, [n];
