@@ -9,11 +9,6 @@
 //! request takes as many wavefronts as the most distinct words any one bank is
 //! asked for; lanes reading the same word share it; shared atomics never
 //! share).
-//!
-//! Kernels that warpsim cannot parse or run yet have their launch files in
-//! `programs/corpus/pending/` (so the file-driven test of `programs/*/` does
-//! not pick them up) and an ignored test naming the missing PTX construct,
-//! which asserts the right output and passes once the construct is supported.
 
 mod support;
 
@@ -797,13 +792,7 @@ fn row_norms_f64() {
 }
 
 // ---------------------------------------------------------------------------
-// Kernels warpsim cannot run yet (programs/corpus/pending/).
-
-fn run_pending(name: &str) -> ProgramRun {
-    let run = run_program(&format!("corpus/pending/{name}"), None, 2);
-    assert!(run.failure.is_none(), "{name}: {:?}", run.failure);
-    run
-}
+// Device functions (`.func`, inlined at each `call`)
 
 fn collatz_steps(mut x: u32) -> u32 {
     let mut steps = 0;
@@ -819,9 +808,8 @@ fn collatz_steps(mut x: u32) -> u32 {
 /// called with `call.uni` from call sequences that declare `.param` variables
 /// and a register named without `%` (`.reg .b32 temp_param_reg;`).
 #[test]
-#[ignore = "needs: .func device functions and call.uni (with .param declarations in the caller's body, st.param/ld.param on them, and the `.reg .b32 temp_param_reg;` register name without %)"]
 fn noinline_device_call() {
-    let run = run_pending("noinline_device_call");
+    let run = run("noinline_device_call");
     let input = u32s(&run.initial("in"));
     let expected: Vec<u32> = input
         .iter()
@@ -830,6 +818,93 @@ fn noinline_device_call() {
     assert_eq!(u32s(&run.buffer("out")), expected);
     let clamped: Vec<u32> = expected.iter().map(|&s| s.min(100)).collect();
     assert_eq!(u32s(&run.buffer("clamped")), clamped);
+    // The inlined loop body is reported at the callee's line: each of its
+    // instructions runs once per step of each thread.
+    let step_line = line_of("noinline-call.cu", "collatz_steps", "x = (x & 1)");
+    let steps: u64 = expected.iter().map(|&s| u64::from(s)).sum();
+    let at_line: Vec<u64> = run
+        .report
+        .instructions
+        .iter()
+        .filter(|instruction| instruction.line == step_line)
+        .map(|instruction| instruction.threads)
+        .collect();
+    assert!(!at_line.is_empty());
+    assert!(
+        at_line.iter().all(|&n| n == steps),
+        "{at_line:?} vs {steps}"
+    );
+}
+
+fn mix(a: u32, b: u32) -> u32 {
+    a.wrapping_mul(2_654_435_761) ^ (b >> 3)
+}
+
+/// Device functions with a barrier and shared memory, and a nested call:
+/// `mix_twice` calls `mix` twice and the kernel calls `mix` once more under
+/// `if (threadIdx.x % 3 == 0)`, so the body of `mix` is inlined three times;
+/// `strided_exchange` declares its `__shared__` array inside the function
+/// (NVRTC demotes it into the `.func`), stores, waits at `__syncthreads`,
+/// and reads the word (4 t) mod 256. Every count is reported at the device
+/// functions' own CUDA lines.
+#[test]
+fn noinline_shared_calls() {
+    let run = run("noinline_shared_calls");
+    let input = u32s(&run.initial("in"));
+    let published: Vec<u32> = input
+        .iter()
+        .enumerate()
+        .map(|(i, &x)| mix(mix(x, i as u32), i as u32 + 1))
+        .collect();
+    let expected: Vec<u32> = (0..1024)
+        .map(|i| {
+            let (block, t) = (i / 256, i % 256);
+            let r = published[block * 256 + (t * 4) % 256];
+            if t % 3 == 0 {
+                mix(r, 7)
+            } else {
+                r
+            }
+        })
+        .collect();
+    assert_eq!(u32s(&run.buffer("out")), expected);
+
+    // The strided read: each warp asks for the words (4 t) mod 256 of its 32
+    // threads; the store of tile[t] is one wavefront. 8 warps in 4 blocks.
+    let read_conflicts: u64 = (0..8u32)
+        .map(|warp| {
+            let words: Vec<u32> = (warp * 32..warp * 32 + 32).map(|t| (t * 4) % 256).collect();
+            wavefronts(&words) - 1
+        })
+        .sum::<u64>()
+        * 4;
+    assert_conflicts(
+        &run,
+        "noinline-shared.cu",
+        "strided_exchange",
+        &[("tile[(t * 4) % 256]", read_conflicts)],
+    );
+
+    // Each instruction of `mix`'s line belongs to one of its three inlined
+    // copies: two run for all 1024 threads (from `mix_twice`), one for the
+    // threads with t % 3 == 0.
+    let mix_line = line_of("noinline-shared.cu", "mix", "return");
+    let every_third = (0..1024).filter(|i| i % 256 % 3 == 0).count() as u64;
+    let threads: Vec<u64> = run
+        .report
+        .instructions
+        .iter()
+        .filter(|instruction| instruction.line == mix_line)
+        .map(|instruction| instruction.threads)
+        .collect();
+    let all = threads.iter().filter(|&&n| n == 1024).count();
+    let guarded = threads.iter().filter(|&&n| n == every_third).count();
+    assert!(guarded > 0, "{threads:?}");
+    assert_eq!(
+        (all, all + guarded),
+        (2 * guarded, threads.len()),
+        "{threads:?}"
+    );
 }
 
 /// Warp-aggregated atomics: `__ffs(__activemask()) - 1` compiles to `brev` and

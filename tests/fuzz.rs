@@ -733,8 +733,8 @@ fn the_ptx_as_written_lowers() {
             exercise_ptx(text).unwrap_or_else(|error| panic!("{}: {error}", path.display()))
         })
         .sum();
-    // Every kernel of every PTX file but the one that calls a `.func`.
-    assert!(lowered >= 40, "{lowered} kernels lowered");
+    // Every kernel of every PTX file, those calling `.func`s included.
+    assert!(lowered >= 43, "{lowered} kernels lowered");
 }
 
 #[test]

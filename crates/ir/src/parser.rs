@@ -2,7 +2,7 @@
 //! written one statement per line and ended by `;` (see the crate docs).
 //! The parser stops at the first error and never panics, whatever the input.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use indexmap::IndexMap;
 
@@ -11,6 +11,10 @@ use crate::instr::*;
 use crate::kernel::*;
 use crate::lexer::{tokenize, Token, TokenKind};
 use crate::types::{ScalarType, Scope, SpecialReg, StateSpace, TypeKind};
+
+mod calls;
+
+use calls::Function;
 
 /// Parses a whole `.kir` file. `file_name` is used in error messages and as
 /// the file of every location not set by a `.loc` directive.
@@ -41,7 +45,12 @@ fn parse(file_name: &str, text: &str, dialect: Dialect) -> Result<Module, ParseE
         module_symbols: Vec::new(),
         own_file: None,
         active_loc: None,
+        functions: HashMap::new(),
     };
+    if dialect == Dialect::Ptx {
+        // A kernel may call a device function whose body comes later.
+        parser.scan_functions();
+    }
     parser.parse_module()?;
     if let Some((number, token)) = parser
         .pending_files
@@ -82,19 +91,67 @@ struct Parser<'a> {
     own_file: Option<FileId>,
     /// The location set by the last `.loc`.
     active_loc: Option<SourceLoc>,
+    /// The device functions (`.func`) of a PTX module, by name, found
+    /// before parsing so that calls can be inlined wherever the body is.
+    functions: HashMap<String, Function>,
 }
 
 /// What the parser knows about the kernel being read.
 struct KernelScope {
+    /// The names visible here: registers, variables and labels. While a
+    /// device function is being inlined they are the callee's own.
     regs: IndexMap<String, RegId>,
     symbols: IndexMap<String, SymbolId>,
     labels: IndexMap<String, LabelId>,
+    /// Every register name of the kernel, so new ones can be made unique.
+    reg_names: HashSet<String>,
+    /// For each label: its name in the kernel (unique, as printed).
+    label_names: Vec<String>,
+    /// Every label name of the kernel, so new ones can be made unique.
+    label_name_set: HashSet<String>,
     /// For each label: where it is defined (if yet) and first used.
     label_sites: Vec<(Option<InstrId>, Token)>,
-    /// Nested PTX scopes `{ }`: for each open one, the register names it
-    /// declared and what they meant outside it (restored when it closes).
-    scope_frames: Vec<Vec<(String, Option<RegId>)>>,
+    /// Nested PTX scopes `{ }`: for each open one, the names it declared and
+    /// what they meant outside it (restored when it closes).
+    scope_frames: Vec<ScopeFrame>,
+    /// The module-level variables, by name: what an inlined device function sees.
+    module_symbol_ids: Vec<(String, SymbolId)>,
+    /// The device functions being inlined, innermost last, each with the
+    /// number of its call site in this kernel (which names its labels).
+    inline_stack: Vec<(String, u32)>,
+    /// How many calls have been inlined into this kernel.
+    inline_count: u32,
+    /// `.shared`, `.global` and `.const` variables declared inside a device
+    /// function are static: one per kernel, whatever the number of calls.
+    function_statics: HashMap<(String, String), SymbolId>,
     kernel: Kernel,
+}
+
+/// The names one nested scope declared, and what each meant outside it.
+#[derive(Default)]
+struct ScopeFrame {
+    regs: Vec<(String, Option<RegId>)>,
+    symbols: Vec<(String, Option<SymbolId>)>,
+}
+
+impl KernelScope {
+    fn new(kernel: Kernel) -> KernelScope {
+        KernelScope {
+            regs: IndexMap::new(),
+            symbols: IndexMap::new(),
+            labels: IndexMap::new(),
+            reg_names: HashSet::new(),
+            label_names: Vec::new(),
+            label_name_set: HashSet::new(),
+            label_sites: Vec::new(),
+            scope_frames: Vec::new(),
+            module_symbol_ids: Vec::new(),
+            inline_stack: Vec::new(),
+            inline_count: 0,
+            function_statics: HashMap::new(),
+            kernel,
+        }
+    }
 }
 
 impl<'a> Parser<'a> {
@@ -295,8 +352,10 @@ impl<'a> Parser<'a> {
                     }
                 }
             }
-            "func" => {
-                Err(self.error_at(&token, "device functions (`.func`) are not supported yet"))
+            "func" => self.parse_function_item(),
+            "extern" if self.peek_at(1).kind == TokenKind::Directive("func".to_string()) => {
+                self.next();
+                self.parse_function_item()
             }
             "global" | "shared" | "const" | "extern" => {
                 let symbol = self.parse_variable_declaration()?;
@@ -386,21 +445,14 @@ impl<'a> Parser<'a> {
         if self.module.kernel(&name).is_some() {
             return Err(self.error_at(&name_token, format!("kernel `{name}` is defined twice")));
         }
-        let mut scope = KernelScope {
-            regs: IndexMap::new(),
-            symbols: IndexMap::new(),
-            labels: IndexMap::new(),
-            label_sites: Vec::new(),
-            scope_frames: Vec::new(),
-            kernel: Kernel {
-                name,
-                loc,
-                symbols: Vec::new(),
-                regs: Vec::new(),
-                labels: Vec::new(),
-                instrs: Vec::new(),
-            },
-        };
+        let mut scope = KernelScope::new(Kernel {
+            name,
+            loc,
+            symbols: Vec::new(),
+            regs: Vec::new(),
+            labels: Vec::new(),
+            instrs: Vec::new(),
+        });
         self.expect_punct('(')?;
         if !self.eat_punct(')') {
             loop {
@@ -447,30 +499,65 @@ impl<'a> Parser<'a> {
         if self.dialect == Dialect::Ptx {
             self.skip_performance_directives()?;
         }
-        // Module-level variables are visible in every kernel that follows them.
-        for (symbol, token) in self.module_symbols.clone() {
-            self.declare_symbol(&mut scope, &token, symbol)?;
-        }
+        self.declare_module_symbols(&mut scope)?;
         self.expect_punct('{')?;
-        // PTX bodies may open nested `{ }` scopes: their instructions join the
-        // body, and registers they declare are visible only inside them.
+        self.parse_body(&mut scope, "the kernel")?;
+        self.check_labels_defined(&scope)?;
+        for (index, name) in scope.label_names.iter().enumerate() {
+            // Every label is defined: those of inlined functions were
+            // checked when their body ended, the kernel's just now.
+            let target = scope.label_sites[index].0.unwrap_or(InstrId(0));
+            scope.kernel.labels.push(Label {
+                name: name.clone(),
+                target,
+            });
+        }
+        self.module.kernels.push(scope.kernel);
+        Ok(())
+    }
+
+    /// Module-level variables are visible in every kernel that follows them,
+    /// and in the device functions inlined into it.
+    fn declare_module_symbols(&mut self, scope: &mut KernelScope) -> Result<()> {
+        for (symbol, token) in self.module_symbols.clone() {
+            let name = symbol.name.clone();
+            let id = self.declare_symbol(scope, &token, symbol)?;
+            scope.module_symbol_ids.push((name, id));
+        }
+        Ok(())
+    }
+
+    /// The statements of a body up to the `}` that closes it (the `{` is
+    /// already read). PTX bodies may open nested `{ }` scopes: their
+    /// instructions join the body, and the registers and variables they
+    /// declare are visible only inside them.
+    fn parse_body(&mut self, scope: &mut KernelScope, what: &str) -> Result<()> {
+        let base = scope.scope_frames.len();
         loop {
             let token = self.peek().clone();
             match &token.kind {
                 TokenKind::Punct('{') if self.dialect == Dialect::Ptx => {
                     self.next();
-                    scope.scope_frames.push(Vec::new());
+                    scope.scope_frames.push(ScopeFrame::default());
                 }
                 TokenKind::Punct('}') => {
                     self.next();
-                    let Some(frame) = scope.scope_frames.pop() else {
-                        break;
-                    };
-                    for (name, outer) in frame.into_iter().rev() {
-                        match outer {
-                            Some(reg) => scope.regs.insert(name, reg),
-                            None => scope.regs.shift_remove(&name),
-                        };
+                    if scope.scope_frames.len() == base {
+                        return Ok(());
+                    }
+                    if let Some(frame) = scope.scope_frames.pop() {
+                        for (name, outer) in frame.regs.into_iter().rev() {
+                            match outer {
+                                Some(reg) => scope.regs.insert(name, reg),
+                                None => scope.regs.shift_remove(&name),
+                            };
+                        }
+                        for (name, outer) in frame.symbols.into_iter().rev() {
+                            match outer {
+                                Some(symbol) => scope.symbols.insert(name, symbol),
+                                None => scope.symbols.shift_remove(&name),
+                            };
+                        }
                     }
                 }
                 TokenKind::Directive(name) if name == "pragma" && self.dialect == Dialect::Ptx => {
@@ -478,14 +565,25 @@ impl<'a> Parser<'a> {
                     self.skip_rest_of_line(&token);
                 }
                 TokenKind::End => {
-                    return Err(self.unexpected(&token, "`}` to close the kernel"));
+                    return Err(self.unexpected(&token, &format!("`}}` to close {what}")));
                 }
                 TokenKind::Directive(name) => match name.as_str() {
                     "loc" => self.parse_loc_directive()?,
-                    "reg" => self.parse_reg_declaration(&mut scope)?,
+                    "reg" => self.parse_reg_declaration(scope)?,
                     "shared" | "local" | "const" | "global" | "extern" => {
                         let (symbol, name_token) = self.parse_variable_declaration()?;
-                        self.declare_symbol(&mut scope, &name_token, symbol)?;
+                        self.declare_body_symbol(scope, &name_token, symbol)?;
+                    }
+                    // A call sequence's arguments and return value: `.param .b32 param0;`.
+                    "param" if self.dialect == Dialect::Ptx => {
+                        let (symbol, name_token) = self.parse_variable_declaration()?;
+                        self.declare_symbol(scope, &name_token, symbol)?;
+                    }
+                    "callprototype" if self.dialect == Dialect::Ptx => {
+                        return Err(self.error_at(
+                            &token,
+                            "indirect calls (`.callprototype`) are not supported: only calls that name their function",
+                        ))
                     }
                     _ => {
                         return Err(self.unexpected(
@@ -499,54 +597,150 @@ impl<'a> Parser<'a> {
                     self.next();
                     self.next();
                     let target = InstrId(scope.kernel.instrs.len() as u32);
-                    let id = self.label_id(&mut scope, &word, &token);
+                    let id = self.label_id(scope, &word, &token);
                     let site = &mut scope.label_sites[id.index()];
                     if site.0.is_some() {
                         return Err(self.error_at(&token, format!("label `{word}` is defined twice")));
                     }
                     site.0 = Some(target);
                 }
+                _ if self.dialect == Dialect::Ptx && self.is_call_next() => {
+                    self.parse_call(scope)?;
+                }
                 _ => {
-                    let instr = self.parse_instruction(&mut scope)?;
+                    let instr = self.parse_instruction(scope)?;
                     scope.kernel.instrs.push(instr);
                 }
             }
         }
-        for (index, (name, _)) in scope.labels.iter().enumerate() {
-            let (target, first_use) = &scope.label_sites[index];
-            let Some(target) = target else {
+    }
+
+    /// Fails on the first label (in order of first mention) of the names
+    /// visible now that no statement defines.
+    fn check_labels_defined(&self, scope: &KernelScope) -> Result<()> {
+        for &id in scope.labels.values() {
+            let (target, first_use) = &scope.label_sites[id.index()];
+            if target.is_none() {
+                let name = scope
+                    .labels
+                    .iter()
+                    .find(|(_, &other)| other == id)
+                    .map_or("", |(name, _)| name.as_str());
                 return Err(self.error_at(first_use, format!("label `{name}` is never defined")));
-            };
-            scope.kernel.labels.push(Label {
-                name: name.clone(),
-                target: *target,
-            });
+            }
         }
-        self.module.kernels.push(scope.kernel);
         Ok(())
     }
 
+    /// The label a statement names. Inside an inlined device function the
+    /// label is the callee's own, named after the call (`$L__BB0_2$call1`), so
+    /// that two calls of one function get distinct labels.
     fn label_id(&self, scope: &mut KernelScope, name: &str, token: &Token) -> LabelId {
         if let Some(&id) = scope.labels.get(name) {
             return id;
         }
-        let id = LabelId(scope.labels.len() as u32);
-        scope.labels.insert(name.to_string(), id);
+        let printed = match scope.inline_stack.last() {
+            Some((_, call)) => format!("{name}$call{call}"),
+            None => name.to_string(),
+        };
+        self.new_label(scope, name, printed, token)
+    }
+
+    /// A label visible as `key` and printed as `printed` (made unique).
+    fn new_label(
+        &self,
+        scope: &mut KernelScope,
+        key: &str,
+        printed: String,
+        token: &Token,
+    ) -> LabelId {
+        let id = LabelId(scope.label_names.len() as u32);
+        let mut unique = printed.clone();
+        let mut counter = 1;
+        while scope.label_name_set.contains(&unique) {
+            unique = format!("{printed}${counter}");
+            counter += 1;
+        }
+        scope.label_name_set.insert(unique.clone());
+        scope.label_names.push(unique);
+        scope.labels.insert(key.to_string(), id);
         scope.label_sites.push((None, token.clone()));
         id
     }
 
-    fn declare_symbol(&self, scope: &mut KernelScope, token: &Token, symbol: Symbol) -> Result<()> {
+    /// Declares a variable visible from here to the end of the scope. In a
+    /// nested scope it may shadow an outer one of the same name; the kernel
+    /// keeps every variable, under a name of its own where two would clash.
+    fn declare_symbol(
+        &self,
+        scope: &mut KernelScope,
+        token: &Token,
+        mut symbol: Symbol,
+    ) -> Result<SymbolId> {
         if symbol.name.contains('.') {
             return Err(self.error_at(token, "a variable name may not contain `.`"));
         }
-        if scope.symbols.contains_key(&symbol.name) {
-            return Err(self.error_at(token, format!("`{}` is declared twice", symbol.name)));
+        let visible = symbol.name.clone();
+        let declared_here = scope
+            .scope_frames
+            .last()
+            .is_some_and(|frame| frame.symbols.iter().any(|(name, _)| *name == visible));
+        let outer = scope.symbols.get(&visible).copied();
+        if declared_here || (outer.is_some() && scope.scope_frames.is_empty()) {
+            return Err(self.error_at(token, format!("`{visible}` is declared twice")));
+        }
+        if scope.kernel.symbols.len() >= 1 << 20 {
+            return Err(self.error_at(token, "too many variables in one kernel"));
+        }
+        let mut counter = 1;
+        while scope.kernel.symbols.iter().any(|s| s.name == symbol.name) {
+            symbol.name = format!("{visible}${counter}");
+            counter += 1;
+        }
+        if let Some(frame) = scope.scope_frames.last_mut() {
+            frame.symbols.push((visible.clone(), outer));
         }
         let id = SymbolId(scope.kernel.symbols.len() as u32);
-        scope.symbols.insert(symbol.name.clone(), id);
+        scope.symbols.insert(visible, id);
         scope.kernel.symbols.push(symbol);
-        Ok(())
+        Ok(id)
+    }
+
+    /// A variable declared in a body. Inside a device function, `.shared`,
+    /// `.global` and `.const` variables are static: every call of the
+    /// function in one kernel uses the same one.
+    fn declare_body_symbol(
+        &self,
+        scope: &mut KernelScope,
+        token: &Token,
+        symbol: Symbol,
+    ) -> Result<SymbolId> {
+        let Some((function, _)) = scope.inline_stack.last() else {
+            return self.declare_symbol(scope, token, symbol);
+        };
+        if symbol.space == StateSpace::Local {
+            return self.declare_symbol(scope, token, symbol);
+        }
+        let key = (function.clone(), symbol.name.clone());
+        match scope.function_statics.get(&key) {
+            Some(&id) => {
+                let visible = symbol.name;
+                let outer = scope.symbols.get(&visible).copied();
+                if let Some(frame) = scope.scope_frames.last_mut() {
+                    if frame.symbols.iter().any(|(name, _)| *name == visible) {
+                        return Err(self.error_at(token, format!("`{visible}` is declared twice")));
+                    }
+                    frame.symbols.push((visible.clone(), outer));
+                }
+                scope.symbols.insert(visible, id);
+                Ok(id)
+            }
+            None => {
+                let id = self.declare_symbol(scope, token, symbol)?;
+                scope.function_statics.insert(key, id);
+                Ok(id)
+            }
+        }
     }
 
     /// `.reg .u32 %a, %b<4>;`
@@ -555,10 +749,17 @@ impl<'a> Parser<'a> {
         let (ty, _) = self.expect_type_directive()?;
         loop {
             let token = self.next();
-            let TokenKind::Register(name) = &token.kind else {
-                return Err(self.unexpected(&token, "a register name such as `%r1`"));
+            // NVRTC's call sequences declare `.reg .b32 temp_param_reg;`, a
+            // register named without `%`: it is visible by that name, and
+            // printed with a `%` so that `.kir` text can spell it.
+            let name = match &token.kind {
+                TokenKind::Register(name) => name.clone(),
+                TokenKind::Word(name) if self.dialect == Dialect::Ptx && !name.contains('.') => {
+                    name.clone()
+                }
+                _ => return Err(self.unexpected(&token, "a register name such as `%r1`")),
             };
-            if SpecialReg::is_reserved_name(name) || SpecialReg::from_name(name).is_some() {
+            if SpecialReg::is_reserved_name(&name) || SpecialReg::from_name(&name).is_some() {
                 return Err(self.error_at(
                     &token,
                     format!("`{name}` is a special register and cannot be declared"),
@@ -577,7 +778,7 @@ impl<'a> Parser<'a> {
                     self.declare_register(scope, &token, format!("{name}{index}"), ty)?;
                 }
             } else {
-                self.declare_register(scope, &token, name.clone(), ty)?;
+                self.declare_register(scope, &token, name, ty)?;
             }
             if !self.eat_punct(',') {
                 break;
@@ -596,7 +797,7 @@ impl<'a> Parser<'a> {
         let declared_here = scope
             .scope_frames
             .last()
-            .is_some_and(|frame| frame.iter().any(|(declared, _)| *declared == name));
+            .is_some_and(|frame| frame.regs.iter().any(|(declared, _)| *declared == name));
         let outer = scope.regs.get(&name).copied();
         if declared_here || (outer.is_some() && scope.scope_frames.is_empty()) {
             return Err(self.error_at(token, format!("register `{name}` is declared twice")));
@@ -607,23 +808,32 @@ impl<'a> Parser<'a> {
         // Inside a nested scope the register is a new one: it gets a name of
         // its own (`%p1$2`), which `.kir` text can spell, so printing keeps
         // every register distinct.
-        let unique = if scope.scope_frames.is_empty() {
+        // A register of an inlined device function gets such a name too, so
+        // that it cannot collide with the caller's. The name is the printed
+        // one: a name without `%` gets one.
+        let printed = if name.starts_with('%') {
             name.clone()
+        } else {
+            format!("%{name}")
+        };
+        let unique = if scope.scope_frames.is_empty() && !scope.reg_names.contains(&printed) {
+            printed
         } else {
             let mut counter = scope.kernel.regs.len();
             loop {
-                let candidate = format!("{name}${counter}");
-                if !scope.kernel.regs.iter().any(|reg| reg.name == candidate) {
+                let candidate = format!("{printed}${counter}");
+                if !scope.reg_names.contains(&candidate) {
                     break candidate;
                 }
                 counter += 1;
             }
         };
         if let Some(frame) = scope.scope_frames.last_mut() {
-            frame.push((name.clone(), outer));
+            frame.regs.push((name.clone(), outer));
         }
         let id = RegId(scope.kernel.regs.len() as u32);
         scope.regs.insert(name, id);
+        scope.reg_names.insert(unique.clone());
         scope.kernel.regs.push(RegDecl { name: unique, ty });
         Ok(())
     }
@@ -643,6 +853,9 @@ impl<'a> Parser<'a> {
             TokenKind::Directive(name) if name == "local" && !is_extern => StateSpace::Local,
             TokenKind::Directive(name) if name == "const" && !is_extern => StateSpace::Const,
             TokenKind::Directive(name) if name == "global" && !is_extern => StateSpace::Global,
+            // A `.param` variable of a call sequence (PTX) holds an argument
+            // or a return value of an inlined call: per-thread storage.
+            TokenKind::Directive(name) if name == "param" && !is_extern => StateSpace::Local,
             _ => return Err(self.unexpected(&space_token, "`.shared` after `.extern`")),
         };
         let mut align = None;
@@ -788,16 +1001,7 @@ impl<'a> Parser<'a> {
     fn parse_instruction(&mut self, scope: &mut KernelScope) -> Result<Instr> {
         let start = self.peek().clone();
         let loc = self.loc_for(&start);
-        let guard = if self.eat_punct('@') {
-            let negated = self.eat_punct('!');
-            let (reg, token) = self.parse_register(scope)?;
-            if scope.kernel.reg(reg).ty != ScalarType::Pred {
-                return Err(self.error_at(&token, "a guard must be a `.pred` register"));
-            }
-            Some(Guard { reg, negated })
-        } else {
-            None
-        };
+        let guard = self.parse_guard(scope)?;
         let (opcode, opcode_token) = self.expect_word("an instruction")?;
         let mut parts = opcode.split('.');
         let mnemonic = parts.next().unwrap_or_default().to_string();
@@ -816,6 +1020,19 @@ impl<'a> Parser<'a> {
         }
         self.end_statement()?;
         Ok(Instr { guard, op, loc })
+    }
+
+    /// An optional guard, `@%p` or `@!%p`.
+    fn parse_guard(&mut self, scope: &KernelScope) -> Result<Option<Guard>> {
+        if !self.eat_punct('@') {
+            return Ok(None);
+        }
+        let negated = self.eat_punct('!');
+        let (reg, token) = self.parse_register(scope)?;
+        if scope.kernel.reg(reg).ty != ScalarType::Pred {
+            return Err(self.error_at(&token, "a guard must be a `.pred` register"));
+        }
+        Ok(Some(Guard { reg, negated }))
     }
 
     fn parse_op(
@@ -1017,6 +1234,7 @@ impl<'a> Parser<'a> {
                     };
                     self.expect_punct(',')?;
                     let addr = self.parse_address(scope)?;
+                    let space = self.call_parameter_space(scope, space, &addr);
                     Ok(Op::Load {
                         space,
                         order,
@@ -1026,6 +1244,7 @@ impl<'a> Parser<'a> {
                     })
                 } else {
                     let addr = self.parse_address(scope)?;
+                    let space = self.call_parameter_space(scope, space, &addr);
                     self.expect_punct(',')?;
                     let src = if vector == 1 {
                         vec![self.parse_operand(scope, ty)?]
@@ -1289,7 +1508,19 @@ impl<'a> Parser<'a> {
                 let target = self.label_id(scope, &name, &token);
                 Ok(Op::Branch { target })
             }
-            "exit" | "ret" => Ok(Op::Exit),
+            "exit" => Ok(Op::Exit),
+            "ret" => {
+                mods.take("uni");
+                // In an inlined device function `ret` goes on after the
+                // call: a branch to the end of the inlined body.
+                if scope.inline_stack.is_empty() {
+                    Ok(Op::Exit)
+                } else {
+                    Ok(Op::Branch {
+                        target: self.return_label(scope, opcode),
+                    })
+                }
+            }
             "bfe" => {
                 let ty = self.take_type(mods, opcode)?;
                 let dst = self.parse_destination(scope)?;
@@ -1362,6 +1593,27 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// `ld.param`/`st.param` on a call sequence's `.param` variable, or on a
+    /// device function's parameter, which the parser turned into `.local`
+    /// storage: the access is to `.local` (PTX only).
+    fn call_parameter_space(
+        &self,
+        scope: &KernelScope,
+        space: StateSpace,
+        addr: &Address,
+    ) -> StateSpace {
+        match addr.base {
+            AddressBase::Symbol(symbol)
+                if self.dialect == Dialect::Ptx
+                    && space == StateSpace::Param
+                    && scope.kernel.symbol(symbol).space == StateSpace::Local =>
+            {
+                StateSpace::Local
+            }
+            _ => space,
+        }
+    }
+
     /// Takes the one remaining type modifier.
     fn take_type(&self, mods: &mut Modifiers, opcode: &Token) -> Result<ScalarType> {
         self.take_from(mods, opcode, "a type such as `.u32`", ScalarType::from_name)
@@ -1421,6 +1673,8 @@ impl<'a> Parser<'a> {
                 Some(&reg) => Ok((reg, token)),
                 None => Err(self.error_at(&token, format!("register `{name}` is not declared"))),
             },
+            // A register declared without `%` (`temp_param_reg`).
+            TokenKind::Word(name) if scope.regs.contains_key(name) => Ok((scope.regs[name], token)),
             _ => Err(self.unexpected(&token, "a register")),
         }
     }
@@ -1502,6 +1756,9 @@ impl<'a> Parser<'a> {
                     self.next();
                     Ok(Operand::Symbol(symbol))
                 }
+                None if scope.regs.contains_key(name) => {
+                    Ok(Operand::Reg(self.parse_register(scope)?.0))
+                }
                 None => Err(self.error_at(&token, format!("`{name}` is not a declared variable"))),
             },
             TokenKind::Punct('-')
@@ -1522,9 +1779,14 @@ impl<'a> Parser<'a> {
         let out_of_range =
             |parser: &Self| parser.error_at(&token, format!("literal does not fit in `.{ty}`"));
         match ty.kind() {
-            TypeKind::Predicate => {
-                Err(self.error_at(&token, "a predicate operand must be a register"))
-            }
+            // `mov.pred %p, 0` (PTX): a predicate literal is 0 or 1.
+            TypeKind::Predicate => match token.kind {
+                TokenKind::Integer(value @ (0 | 1)) if !negative => Ok(value),
+                _ => Err(self.error_at(
+                    &token,
+                    "a predicate operand must be a register, or the literal 0 or 1",
+                )),
+            },
             TypeKind::Float => {
                 let text = match &token.kind {
                     TokenKind::Float(text) => text.clone(),

@@ -832,6 +832,24 @@ impl Lowerer<'_> {
                 dst: self.dst(*dst),
                 wide: *special == SpecialReg::Clock64,
             },
+            Op::Unary {
+                op: UnaryOp::Mov,
+                ty: ScalarType::Pred,
+                dst,
+                a: Operand::Imm { bits, .. },
+            } => {
+                // `mov.pred %p, 1` is `%p or !%p`, true whatever `%p` held;
+                // `mov.pred %p, 0` is `%p and !%p`, false.
+                let dst = self.dst(*dst);
+                Kind::PredBinary {
+                    op: if *bits != 0 { BoolOp::Or } else { BoolOp::And },
+                    dst,
+                    a: dst,
+                    a_negated: false,
+                    b: dst,
+                    b_negated: true,
+                }
+            }
             Op::Unary { op, ty, dst, a } if *ty == ScalarType::Pred => {
                 let (source, _) = self.pred(&PredOperand {
                     value: *a,
