@@ -325,6 +325,9 @@ fn fault_message(kind: &FaultKind) -> String {
         }
         FaultKind::InvalidAccess { message } | FaultKind::InvalidBarrier { message } => message.clone(),
         FaultKind::Deadlock => "deadlock: no thread of the block can move again".to_string(),
+        FaultKind::Livelock { window } => format!(
+            "livelock: threads ran {window} warp instructions without progress while others wait at a barrier (barriers.livelock_window)"
+        ),
         FaultKind::InstructionLimit { limit } => format!(
             "the block ran more than {limit} warp instructions (limits.max_warp_instructions_per_block)"
         ),
@@ -392,5 +395,60 @@ pub fn render_fault(
             barrier.id, barrier.arrived, barrier.expected
         ));
     }
+    sources.render(&diagnostic)
+}
+
+/// A mark on a source line (or a range of lines) of a file read through
+/// [`Sources`].
+#[derive(Clone, Debug)]
+pub struct LineLabel {
+    pub file: String,
+    pub line: u32,
+    pub last_line: Option<u32>,
+    pub message: String,
+    pub primary: bool,
+}
+
+/// An error or warning with every label's lines shown; labels whose file
+/// cannot be read become notes.
+pub fn render_lines(
+    sources: &mut Sources,
+    is_error: bool,
+    message: &str,
+    labels: &[LineLabel],
+    notes: &[String],
+) -> String {
+    let mut diagnostic = if is_error {
+        Diagnostic::error()
+    } else {
+        Diagnostic::warning()
+    }
+    .with_message(message);
+    for label in labels {
+        let first = sources.line_range(&label.file, label.line);
+        let last = label
+            .last_line
+            .and_then(|last| sources.line_range(&label.file, last));
+        match (first, last) {
+            (Some((id, first)), Some((_, last))) => {
+                let marker = if label.primary {
+                    Label::primary(id, first.start..last.end)
+                } else {
+                    Label::secondary(id, first.start..last.end)
+                };
+                diagnostic.labels.push(marker.with_message(&label.message));
+            }
+            _ => {
+                diagnostic = sources.at_line(
+                    diagnostic,
+                    &label.file,
+                    label.line,
+                    label.message.clone(),
+                    label.primary,
+                );
+            }
+        }
+    }
+    diagnostic.notes.extend(notes.iter().cloned());
     sources.render(&diagnostic)
 }

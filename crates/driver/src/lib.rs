@@ -5,6 +5,7 @@
 //! over [`prepare`] and [`PreparedLaunch::execute`].
 
 pub mod buffers;
+pub mod check;
 pub mod diagnostics;
 pub mod error;
 pub mod launch_file;
@@ -125,6 +126,11 @@ pub struct RunResult {
     pub report: Report,
     /// The rendered fault when the kernel failed (exit code 1).
     pub failure: Option<String>,
+    /// Whether the fault is a barrier problem (a deadlock, a livelock, an
+    /// invalid barrier) that `findings` already describes.
+    pub failure_is_finding: bool,
+    /// The dynamic barrier checker's findings.
+    pub findings: Vec<check::FindingReport>,
     /// Final buffer contents, by name.
     pub buffers: Vec<(String, Vec<u8>)>,
 }
@@ -354,6 +360,19 @@ pub fn prepare_with(
 }
 
 impl PreparedLaunch {
+    /// The static barrier findings of the launched kernel (nothing runs).
+    pub fn static_findings(&self) -> Vec<check::FindingReport> {
+        check::static_findings(&self.module, &self.module.kernels[self.kernel.index()])
+    }
+
+    /// Source texts for rendering diagnostics, the kernel's source included.
+    pub fn sources(&self) -> diagnostics::Sources {
+        let base_dir = LaunchFile::base_dir(&self.launch_path);
+        let mut sources = diagnostics::Sources::new(&base_dir);
+        sources.add(&self.source_name, self.source_text.clone());
+        sources
+    }
+
     /// Fresh global memory holding the initial buffers.
     pub fn memory(&self) -> GlobalMemory {
         let mut memory = GlobalMemory::new();
@@ -384,9 +403,7 @@ impl PreparedLaunch {
         };
         let (summary, failure) = match &outcome.error {
             Some(error) => {
-                let base_dir = LaunchFile::base_dir(&self.launch_path);
-                let mut sources = diagnostics::Sources::new(&base_dir);
-                sources.add(&self.source_name, self.source_text.clone());
+                let mut sources = self.sources();
                 (
                     Some(diagnostics::fault_summary(error, &file_of)),
                     Some(diagnostics::render_fault(error, &file_of, &mut sources)),
@@ -414,9 +431,20 @@ impl PreparedLaunch {
                 )
             })
             .collect();
+        let findings = outcome
+            .findings
+            .iter()
+            .map(|finding| check::FindingReport::from_machine(finding, &file_of))
+            .collect();
+        let failure_is_finding = outcome
+            .error
+            .as_ref()
+            .is_some_and(|error| warpsim_machine::Finding::from_hang(error).is_some());
         Ok(RunResult {
             report,
             failure,
+            failure_is_finding,
+            findings,
             buffers,
         })
     }

@@ -76,6 +76,9 @@ pub struct Report {
     pub failed_blocks: u64,
     pub instructions: Vec<InstructionReport>,
     pub totals: Totals,
+    /// The barrier checker's findings (`warpsim check`, `run --check`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub findings: Option<Vec<crate::check::FindingReport>>,
 }
 
 /// What a report is built from.
@@ -143,6 +146,7 @@ impl Report {
             failed_blocks: input.failed_blocks,
             instructions,
             totals,
+            findings: None,
         }
     }
 

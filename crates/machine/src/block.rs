@@ -11,8 +11,10 @@ use warpsim_banks::{AccessKind, BankArbiter};
 use warpsim_ir::{AtomOp, BarrierKind, BarrierReduction, BoolOp, StateSpace};
 
 use crate::arith::{self, f32_bits, f32_of, sign_extend, width_mask};
-use crate::config::MachineConfig;
+use crate::checker::BlockChecker;
+use crate::config::{BarrierSemantics, MachineConfig};
 use crate::error::*;
+use crate::findings::Finding;
 use crate::memory::{
     read_bytes, size_mask, write_bytes, GlobalMemory, LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE,
 };
@@ -63,6 +65,7 @@ struct BlockState {
     shared_addresses: [u32; WARP_SIZE],
     /// Scratch sector numbers for coalescing.
     sectors: Vec<u64>,
+    checker: BlockChecker,
 }
 
 /// Where a lane's access goes once its address is resolved.
@@ -102,6 +105,7 @@ impl<'a> BlockRunner<'a> {
                 arbiter: BankArbiter::new(env.config.shared_memory.bank_config()),
                 shared_addresses: [0; WARP_SIZE],
                 sectors: Vec::with_capacity(2 * WARP_SIZE),
+                checker: BlockChecker::default(),
             },
         }
     }
@@ -111,10 +115,27 @@ impl<'a> BlockRunner<'a> {
         self.state.stats
     }
 
+    /// The barrier checker's findings for the last block run (a hang or an
+    /// invalid barrier that ended it included).
+    pub fn take_findings(&mut self) -> Vec<Finding> {
+        self.state.checker.take_findings()
+    }
+
     /// Runs one block to the end, or to its first fault.
     pub fn run_block(&mut self, block_index: [u32; 3]) -> Result<(), Box<ExecError>> {
+        let result = self.run_block_inner(block_index);
+        if let Err(error) = &result {
+            if let Some(finding) = Finding::from_hang(error) {
+                self.state.checker.report(finding);
+            }
+        }
+        result
+    }
+
+    fn run_block_inner(&mut self, block_index: [u32; 3]) -> Result<(), Box<ExecError>> {
         self.setup(block_index);
         self.state.stats.blocks_run += 1;
+        let livelock_window = self.env.config.barriers.livelock_window;
         loop {
             let mut progressed = false;
             let mut unfinished = false;
@@ -130,8 +151,91 @@ impl<'a> BlockRunner<'a> {
                 return Ok(());
             }
             if !progressed {
+                let may_release = self.env.config.barriers.semantics == BarrierSemantics::Volta;
+                if may_release && self.release_blocked_reconvergence() {
+                    continue;
+                }
                 return Err(Box::new(self.hang_error(FaultKind::Deadlock)));
             }
+            if self.state.instructions - self.state.checker.last_progress > livelock_window
+                && self.some_path_waits()
+            {
+                return Err(Box::new(self.livelock_error(livelock_window)));
+            }
+        }
+    }
+
+    /// See [`Warp::release_blocked_reconvergence`]; tries every warp.
+    fn release_blocked_reconvergence(&mut self) -> bool {
+        let mut released = false;
+        for warp in &mut self.warps {
+            released |= warp.release_blocked_reconvergence();
+        }
+        released
+    }
+
+    /// Whether some path of the block waits at a barrier or a warp sync.
+    fn some_path_waits(&self) -> bool {
+        self.warps.iter().any(|warp| {
+            warp.paths
+                .iter()
+                .any(|path| path.mask != 0 && path.wait != PathWait::Ready)
+        })
+    }
+
+    /// A livelock: where every warp stands, and for each running path the
+    /// innermost loop around it and the address that loop reads.
+    #[cold]
+    fn livelock_error(&self, window: u64) -> ExecError {
+        let mut error = self.hang_error(FaultKind::Livelock { window });
+        let program = self.env.program;
+        for warp in &error.warps {
+            for path in warp
+                .paths
+                .iter()
+                .filter(|path| path.waiting == Waiting::Running)
+            {
+                let Some((loop_start, loop_end)) = innermost_loop(program, path.pc) else {
+                    continue;
+                };
+                let first_lane = path.lanes.trailing_zeros() as usize;
+                let polled = (loop_start..=loop_end).find_map(|pc| {
+                    let Kind::Load { space, addr, .. } = program.code[pc as usize].kind else {
+                        return None;
+                    };
+                    let values = &self.warps[warp.warp as usize].values;
+                    let address = lane_address(values, addr, first_lane.min(31));
+                    Some(self.describe_address(space, address))
+                });
+                error.spinning.push(SpinLoop {
+                    warp: warp.warp,
+                    pc: path.pc,
+                    loop_start,
+                    loop_end,
+                    polled,
+                });
+            }
+        }
+        error
+    }
+
+    /// An address as a person would name it: the global buffer and offset,
+    /// or the shared-memory offset.
+    fn describe_address(&self, space: StateSpace, address: u64) -> String {
+        let global = |address: u64| match self.env.global.describe(address) {
+            Some((buffer, offset)) => format!("offset {offset} of buffer `{buffer}`"),
+            None => format!("global address {address:#x}"),
+        };
+        match space {
+            StateSpace::Global => global(address),
+            StateSpace::Shared => format!("shared memory offset {address:#x}"),
+            StateSpace::Generic
+                if (SHARED_WINDOW..SHARED_WINDOW + WINDOW_SIZE).contains(&address) =>
+            {
+                format!("shared memory offset {:#x}", address - SHARED_WINDOW)
+            }
+            StateSpace::Generic => global(address),
+            _ => format!("address {address:#x}"),
         }
     }
 
@@ -193,6 +297,10 @@ impl<'a> BlockRunner<'a> {
                 }
             }
         }
+        let valid: Vec<u32> = self.warps.iter().map(|warp| warp.valid).collect();
+        self.state
+            .checker
+            .reset(block_index, env.config.barriers.semantics, &valid);
     }
 
     /// Where every warp stands, for deadlock and limit reports.
@@ -240,6 +348,7 @@ impl<'a> BlockRunner<'a> {
             site: None,
             warps,
             barriers,
+            spinning: Vec::new(),
         }
     }
 
@@ -277,10 +386,13 @@ impl<'a> BlockRunner<'a> {
         let limit = env.config.limits.max_warp_instructions_per_block;
         let mut executed = 0;
         let mut streak = (usize::MAX, 0u32);
+        // Before Volta a warp had one program counter: a path waiting at a
+        // barrier holds the whole warp, and no path yields to its siblings.
+        let per_warp = env.config.barriers.semantics == BarrierSemantics::PreVolta;
         while executed < QUANTUM {
             let warp = &mut self.warps[warp_index];
             let state = &mut self.state;
-            let Some(path_index) = warp.select_path(program, &state.barriers) else {
+            let Some(path_index) = warp.select_path(program, &state.barriers, per_warp) else {
                 break;
             };
             // Independent thread scheduling: a path that has run for a while
@@ -288,7 +400,7 @@ impl<'a> BlockRunner<'a> {
             // path of the warp will set cannot starve it.
             if streak.0 == path_index {
                 streak.1 += 1;
-                if streak.1 >= PATH_QUANTUM && warp.paths.len() > 1 {
+                if streak.1 >= PATH_QUANTUM && warp.paths.len() > 1 && !per_warp {
                     warp.yield_path(path_index);
                     streak = (usize::MAX, 0);
                     continue;
@@ -332,6 +444,22 @@ impl<'a> BlockRunner<'a> {
         }
         Ok(executed)
     }
+}
+
+/// The smallest loop around `pc`: a backward branch at or after `pc` whose
+/// target is at or before it, as (target, branch).
+fn innermost_loop(program: &Program, pc: u32) -> Option<(u32, u32)> {
+    program
+        .code
+        .iter()
+        .enumerate()
+        .filter_map(|(index, instruction)| match instruction.kind {
+            Kind::Branch { target, .. } if target <= pc && index as u32 >= pc => {
+                Some((target, index as u32))
+            }
+            _ => None,
+        })
+        .min_by_key(|&(start, end)| end - start)
 }
 
 /// A fault and the lane that caused it; boxed so the happy path stays small.
@@ -879,9 +1007,12 @@ fn execute<const HARDWARE_FMA: bool>(
             src,
             count,
             addr,
-        } => memory_access(
-            env, warp, state, pc, active, space, value, &src, count, addr, true,
-        )?,
+        } => {
+            state.checker.last_progress = state.instructions;
+            memory_access(
+                env, warp, state, pc, active, space, value, &src, count, addr, true,
+            )?
+        }
         Kind::Atom {
             space,
             op,
@@ -891,16 +1022,30 @@ fn execute<const HARDWARE_FMA: bool>(
             addr,
             a,
             b,
-        } => atomic(
-            env, warp, state, pc, active, space, op, ty, size, dst, addr, a, b,
-        )?,
+        } => {
+            state.checker.last_progress = state.instructions;
+            atomic(
+                env, warp, state, pc, active, space, op, ty, size, dst, addr, a, b,
+            )?
+        }
         Kind::Barrier {
             kind,
             id,
             count,
             reduction,
         } => {
-            return barrier(warp, state, path_index, active, kind, id, count, reduction);
+            return barrier(
+                env.program,
+                env.config.barriers.semantics,
+                warp,
+                state,
+                path_index,
+                active,
+                kind,
+                id,
+                count,
+                reduction,
+            );
         }
         Kind::WarpSync { mask } | Kind::Shuffle { mask, .. } | Kind::Vote { mask, .. } => {
             if active == 0 {
@@ -909,7 +1054,15 @@ fn execute<const HARDWARE_FMA: bool>(
                 return Ok(());
             }
             let mask = uniform_value(values, mask, active) as u32;
-            warp_sync::arrive(env.program, warp, path_index, mask);
+            state.checker.last_progress = state.instructions;
+            warp_sync::arrive(
+                env.program,
+                warp,
+                &mut state.checker,
+                path_index,
+                active,
+                mask,
+            );
             return Ok(());
         }
         Kind::Fence => {}
@@ -1059,15 +1212,31 @@ fn exit_lanes(program: &Program, warp: &mut Warp, state: &mut BlockState, lanes:
         path.mask &= !lanes;
     }
     state.live_threads -= lanes.count_ones();
-    for barrier in &mut state.barriers {
-        barrier.try_complete(state.live_threads);
+    state.checker.exited(warp.index, lanes);
+    state.checker.last_progress = state.instructions;
+    for id in 0..state.barriers.len() {
+        try_complete_barrier(program, state, id);
     }
     // Nor at warp-synchronous instructions: waiters may now be complete.
-    warp_sync::release_after_exit(program, warp);
+    warp_sync::release_after_exit(program, warp, &mut state.checker, lanes);
+}
+
+/// Completes barrier `id` if every expected thread has arrived, and lets the
+/// checker look at the finished episode.
+fn try_complete_barrier(program: &Program, state: &mut BlockState, id: usize) {
+    let barrier = &mut state.barriers[id];
+    let counted = barrier.count.is_some();
+    if barrier.try_complete(state.live_threads) {
+        state.checker.complete(id as u32, counted, |pc| {
+            program.non_uniform_barrier[pc as usize]
+        });
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
 fn barrier(
+    program: &Program,
+    semantics: BarrierSemantics,
     warp: &mut Warp,
     state: &mut BlockState,
     path_index: usize,
@@ -1112,10 +1281,27 @@ fn barrier(
         None => None,
     };
     let barrier = &mut state.barriers[barrier_id as usize];
-    barrier.arrived += active.count_ones();
+    // Volta and later count the threads that arrive; earlier GPUs count the
+    // whole warp as soon as one of its threads arrives.
+    barrier.arrived += match semantics {
+        BarrierSemantics::Volta => active.count_ones(),
+        BarrierSemantics::PreVolta => warp.live().count_ones(),
+    };
     if thread_count.is_some() {
         barrier.count = thread_count;
     }
+    let arrived_after = barrier.arrived;
+    state.checker.last_progress = state.instructions;
+    state.checker.arrive(
+        barrier_id as u32,
+        path.pc,
+        warp.index,
+        active,
+        reduction.is_some(),
+        thread_count,
+        arrived_after,
+    );
+    let barrier = &mut state.barriers[barrier_id as usize];
     if let Some(reduction) = reduction {
         let bits =
             warp.preds[reduction.pred as usize] ^ if reduction.negated { u32::MAX } else { 0 };
@@ -1150,8 +1336,7 @@ fn barrier(
             warp.paths.insert(path_index + 1, waiting);
         }
     }
-    let live_threads = state.live_threads;
-    state.barriers[barrier_id as usize].try_complete(live_threads);
+    try_complete_barrier(program, state, barrier_id as usize);
     Ok(())
 }
 

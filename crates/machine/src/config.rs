@@ -63,11 +63,31 @@ pub enum BarrierSemantics {
     PreVolta,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct BarrierConfig {
     #[serde(default)]
     pub semantics: BarrierSemantics,
+    /// A block whose threads run this many warp instructions without
+    /// observable progress (a store or atomic to shared or global memory, a
+    /// barrier arrival, an exit) while some of its threads wait at a barrier
+    /// or a warp sync is reported as livelocked. The machine has no cycle
+    /// counter yet, so the window is counted in issued warp instructions.
+    #[serde(default = "default_livelock_window")]
+    pub livelock_window: u64,
+}
+
+fn default_livelock_window() -> u64 {
+    1_000_000
+}
+
+impl Default for BarrierConfig {
+    fn default() -> Self {
+        BarrierConfig {
+            semantics: BarrierSemantics::default(),
+            livelock_window: default_livelock_window(),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
@@ -159,6 +179,12 @@ impl MachineConfig {
                 ],
                 "shared_memory.static_bytes_per_block exceeds shared_memory.max_bytes_per_block"
                     .to_string(),
+            );
+        }
+        if self.barriers.livelock_window == 0 {
+            return fail(
+                &["barriers.livelock_window"],
+                "barriers.livelock_window must be positive".to_string(),
             );
         }
         if self.limits.max_warp_instructions_per_block == 0 {

@@ -55,6 +55,21 @@ pub struct ExecError {
     pub warps: Vec<WarpPosition>,
     /// Barriers with arrivals pending (deadlocks, limits).
     pub barriers: Vec<BarrierPosition>,
+    /// For a livelock: the loops the running paths spin in.
+    pub spinning: Vec<SpinLoop>,
+}
+
+/// A path that spins in a loop without progress (livelocks).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpinLoop {
+    pub warp: u32,
+    /// Where the path stands.
+    pub pc: u32,
+    /// The loop's first and last instruction (the target and the backward branch).
+    pub loop_start: u32,
+    pub loop_end: u32,
+    /// The address its loads read, described (`buffer `flag`, offset 0`).
+    pub polled: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,6 +108,11 @@ pub enum FaultKind {
     },
     /// No warp of the block can ever move again.
     Deadlock,
+    /// Some threads wait at a barrier while the others ran `window` warp
+    /// instructions without observable progress.
+    Livelock {
+        window: u64,
+    },
     InstructionLimit {
         limit: u64,
     },

@@ -20,8 +20,10 @@
 
 pub mod arith;
 pub mod block;
+mod checker;
 pub mod config;
 pub mod error;
+pub mod findings;
 pub mod memory;
 pub mod program;
 pub mod stats;
@@ -32,6 +34,8 @@ use rayon::prelude::*;
 
 pub use config::{BarrierSemantics, ConfigError, MachineConfig};
 pub use error::{ExecError, FaultKind, LaunchCause, LaunchError};
+use findings::FindingLog;
+pub use findings::{Finding, FindingKind, Severity};
 pub use memory::GlobalMemory;
 pub use program::Program;
 pub use stats::{InstrStats, RunStats};
@@ -63,6 +67,9 @@ pub struct RunOutcome {
     pub error: Option<ExecError>,
     /// How many blocks faulted.
     pub failed_blocks: u64,
+    /// The barrier checker's findings, by first block; a finding seen in
+    /// several blocks is listed once.
+    pub findings: Vec<Finding>,
 }
 
 /// Checks a launch against the program and the machine before anything runs.
@@ -156,12 +163,6 @@ pub fn validate_launch(
             ),
         ));
     }
-    if config.barriers.semantics == BarrierSemantics::PreVolta {
-        return Err(LaunchError::new(
-            LaunchCause::Config(&["barriers.semantics"]),
-            "barriers.semantics = \"pre-volta\" (per-warp arrival) is not implemented yet; use \"volta\"",
-        ));
-    }
     Ok(())
 }
 
@@ -219,8 +220,15 @@ pub fn run(
     // the partial results are then merged. Counters are sums and the reported
     // fault is the lowest block's, so the result does not depend on how rayon
     // splits the work.
-    type Partial = (RunStats, Option<(u64, ExecError)>, u64);
-    let identity = || (RunStats::new(program.code.len()), None, 0);
+    type Partial = (RunStats, Option<(u64, ExecError)>, u64, FindingLog);
+    let identity = || {
+        (
+            RunStats::new(program.code.len()),
+            None,
+            0,
+            FindingLog::default(),
+        )
+    };
     let merge = |mut left: Partial, right: Partial| -> Partial {
         left.0.merge(&right.0);
         left.1 = match (left.1, right.1) {
@@ -228,29 +236,38 @@ pub fn run(
             (a, b) => a.or(b),
         };
         left.2 += right.2;
+        left.3.merge(right.3);
         left
     };
-    let (stats, error, failed_blocks) = pool.install(|| {
+    type Folded<'r> = (
+        block::BlockRunner<'r>,
+        Option<(u64, ExecError)>,
+        u64,
+        FindingLog,
+    );
+    let (stats, error, failed_blocks, findings) = pool.install(|| {
         (0..block_count)
             .into_par_iter()
             .fold(
-                || (block::BlockRunner::new(&env), None, 0u64),
-                |(mut runner, first_error, failed): (block::BlockRunner, Option<(u64, ExecError)>, u64), linear| {
+                || (block::BlockRunner::new(&env), None, 0u64, FindingLog::default()),
+                |(mut runner, first_error, failed, mut findings): Folded, linear| {
                     let block_index = block_at(linear);
-                    match runner.run_block(block_index) {
-                        Ok(()) => (runner, first_error, failed),
+                    let result = runner.run_block(block_index);
+                    findings.add_block(linear, runner.take_findings());
+                    match result {
+                        Ok(()) => (runner, first_error, failed, findings),
                         Err(error) => {
                             tracing::debug!(block = ?block_index, fault = ?error.kind, "block faulted");
                             let first = match first_error {
                                 Some(existing) if existing.0 <= linear => Some(existing),
                                 _ => Some((linear, *error)),
                             };
-                            (runner, first, failed + 1)
+                            (runner, first, failed + 1, findings)
                         }
                     }
                 },
             )
-            .map(|(runner, error, failed)| (runner.into_stats(), error, failed))
+            .map(|(runner, error, failed, findings)| (runner.into_stats(), error, failed, findings))
             .reduce(identity, merge)
     });
     tracing::debug!(
@@ -262,5 +279,6 @@ pub fn run(
         stats,
         error: error.map(|(_, error)| error),
         failed_blocks,
+        findings: findings.into_sorted(),
     })
 }

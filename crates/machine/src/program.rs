@@ -54,6 +54,12 @@ pub struct Program {
     /// their blocks one after another in block order, so their results do not
     /// depend on the number of host threads.
     pub communicates_across_blocks: bool,
+    /// For each entry of `code`: whether it is a block barrier that the
+    /// static uniformity analysis finds reachable by control flow that can
+    /// differ between the threads of a block (the barrier checker uses it to
+    /// tell a barrier skipped by early-exiting threads, which is allowed,
+    /// from one skipped by threads that go on).
+    pub non_uniform_barrier: Vec<bool>,
 }
 
 /// What a hidden register holds.
@@ -472,6 +478,10 @@ impl Program {
             local_bytes_per_thread = layout.local_bytes,
             "lowered"
         );
+        let mut non_uniform_barrier = vec![false; code.len()];
+        for finding in ir::uniformity::divergent_barriers(kernel) {
+            non_uniform_barrier[finding.barrier.index()] = true;
+        }
         Ok(Program {
             kernel_name: kernel.name.clone(),
             code,
@@ -489,6 +499,7 @@ impl Program {
                 .instrs
                 .iter()
                 .any(|instr| communicates_across_blocks(&instr.op)),
+            non_uniform_barrier,
         })
     }
 }

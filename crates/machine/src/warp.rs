@@ -134,18 +134,49 @@ impl Warp {
 
     /// Picks the path to run next, waking paths whose barrier completed and
     /// dropping paths that ended. `None`: every path waits, or none is left.
+    /// With `per_warp` (pre-Volta), a path waiting at a barrier holds the
+    /// whole warp.
     #[inline]
-    pub fn select_path(&mut self, program: &Program, barriers: &[Barrier; 16]) -> Option<usize> {
+    pub fn select_path(
+        &mut self,
+        program: &Program,
+        barriers: &[Barrier; 16],
+        per_warp: bool,
+    ) -> Option<usize> {
         if let Some(top) = self.paths.last() {
-            if top.wait == PathWait::Ready && top.mask != 0 && top.pc != top.reconverge {
+            if top.wait == PathWait::Ready
+                && top.mask != 0
+                && top.pc != top.reconverge
+                && !(per_warp && self.paths.len() > 1)
+            {
                 return Some(self.paths.len() - 1);
             }
         }
-        self.select_path_slow(program, barriers)
+        self.select_path_slow(program, barriers, per_warp)
     }
 
     #[cold]
-    fn select_path_slow(&mut self, program: &Program, barriers: &[Barrier; 16]) -> Option<usize> {
+    fn select_path_slow(
+        &mut self,
+        program: &Program,
+        barriers: &[Barrier; 16],
+        per_warp: bool,
+    ) -> Option<usize> {
+        if per_warp {
+            for index in 0..self.paths.len() {
+                let path = self.paths[index];
+                if let PathWait::Barrier { id, generation } = path.wait {
+                    if path.mask == 0 {
+                        continue;
+                    }
+                    let barrier = &barriers[id as usize];
+                    if barrier.generation == generation {
+                        return None;
+                    }
+                    self.wake_from_barrier(program, index, barrier);
+                }
+            }
+        }
         'scan: loop {
             for index in (0..self.paths.len()).rev() {
                 let path = self.paths[index];
@@ -208,6 +239,46 @@ impl Warp {
         self.paths[index + 1..]
             .iter()
             .any(|above| above.reconverge == pc && above.mask != 0)
+    }
+
+    /// Lets lanes that wait at a reconvergence point go on when every path
+    /// they wait for is held at a barrier or a warp sync: on Volta and later
+    /// a convergence barrier does not wait for threads blocked elsewhere
+    /// (an H100 finishes kernels where some lanes of a warp wait at
+    /// `__syncthreads()` while the others must run on to exit). The held
+    /// paths then rejoin one level further out. Called only when the block
+    /// could not otherwise move, so lanes stay together wherever they can.
+    /// Returns whether some lanes were let go.
+    pub fn release_blocked_reconvergence(&mut self) -> bool {
+        let mut released = false;
+        for index in 0..self.paths.len() {
+            let entry = self.paths[index];
+            if entry.mask == 0 || entry.wait != PathWait::Ready {
+                continue;
+            }
+            let children = || {
+                self.paths[index + 1..]
+                    .iter()
+                    .filter(|above| above.reconverge == entry.pc && above.mask != 0)
+            };
+            if children().next().is_none() || children().any(|child| child.wait == PathWait::Ready)
+            {
+                continue;
+            }
+            let held = children().fold(0, |lanes, child| lanes | child.mask);
+            let own = entry.mask & !held;
+            if own == 0 {
+                continue;
+            }
+            for above in &mut self.paths[index + 1..] {
+                if above.reconverge == entry.pc && above.mask != 0 {
+                    above.reconverge = entry.reconverge;
+                }
+            }
+            self.paths[index].mask = own;
+            released = true;
+        }
+        released
     }
 
     /// Moves the (ready, childless) path at `index` to the bottom of its

@@ -14,27 +14,112 @@
 //! instruction. Deviation from hardware: a lane named in the mask that never
 //! arrives makes the waiters wait for ever (the block then reports a
 //! deadlock), where a GPU's behaviour is undefined.
+//!
+//! The barrier checker is told of every misuse: a mask that leaves out a
+//! lane executing the instruction (an error, `Invalid arguments` in
+//! compute-sanitizer's words), a mask naming lanes that have exited or hold
+//! no thread, and a shuffle reading a lane that does not take part (both
+//! undefined, warnings).
 
 use warpsim_ir::{ShuffleMode, VoteMode};
 
+use crate::checker::BlockChecker;
+use crate::findings::{Finding, FindingKind, Severity, Site, WarpLanes};
 use crate::program::{Kind, Program};
 use crate::warp::{PathWait, Warp, WARP_SIZE};
 
-/// A path arrives at a warp-synchronous instruction with `mask`.
-pub(crate) fn arrive(program: &Program, warp: &mut Warp, path_index: usize, mask: u32) {
+/// A path arrives at a warp-synchronous instruction with `mask`; `active`
+/// are its lanes whose guard holds.
+pub(crate) fn arrive(
+    program: &Program,
+    warp: &mut Warp,
+    checker: &mut BlockChecker,
+    path_index: usize,
+    active: u32,
+    mask: u32,
+) {
+    let pc = warp.paths[path_index].pc;
+    if active & !mask != 0 {
+        misuse(
+            checker,
+            pc,
+            warp.index,
+            active & !mask,
+            Severity::Error,
+            format!(
+                "these lanes execute a warp-synchronous instruction whose mask {mask:#010x} leaves them out; the calling lane must be in the mask"
+            ),
+        );
+    }
+    // Lanes without a thread (a block that is not a multiple of 32) are
+    // left alone: a full mask in a partial warp is common and harmless.
+    let absent = mask & warp.valid & warp.exited;
+    if absent != 0 {
+        misuse(
+            checker,
+            pc,
+            warp.index,
+            active,
+            Severity::Warning,
+            exited_lanes_message(mask, absent),
+        );
+    }
     warp.paths[path_index].wait = PathWait::WarpSync { mask };
-    try_release(program, warp, mask);
+    try_release(program, warp, checker, mask);
 }
 
-/// After lanes exit, releases the waiters that no longer wait for anyone.
-pub(crate) fn release_after_exit(program: &Program, warp: &mut Warp) {
+#[cold]
+fn misuse(
+    checker: &mut BlockChecker,
+    pc: u32,
+    warp: u32,
+    lanes: u32,
+    severity: Severity,
+    message: String,
+) {
+    let mut finding = Finding::new(FindingKind::WarpSync, severity, message);
+    finding
+        .sites
+        .push(Site::new(pc, vec![WarpLanes { warp, lanes }], "here", true));
+    checker.report(finding);
+}
+
+/// After `exited` lanes exit, releases the waiters that no longer wait for
+/// anyone; a waiter whose mask names them is told of.
+pub(crate) fn release_after_exit(
+    program: &Program,
+    warp: &mut Warp,
+    checker: &mut BlockChecker,
+    exited: u32,
+) {
     let mut index = 0;
     while index < warp.paths.len() {
         if let PathWait::WarpSync { mask } = warp.paths[index].wait {
-            try_release(program, warp, mask);
+            if mask & exited != 0 {
+                let path = warp.paths[index];
+                misuse(
+                    checker,
+                    path.pc,
+                    warp.index,
+                    path.mask,
+                    Severity::Warning,
+                    exited_lanes_message(mask, mask & exited),
+                );
+            }
+            try_release(program, warp, checker, mask);
         }
         index += 1;
     }
+}
+
+fn exited_lanes_message(mask: u32, exited: u32) -> String {
+    format!(
+        "the mask {mask:#010x} names lanes {} that have exited; every non-exited lane named in the mask must execute the instruction",
+        crate::findings::thread_ranges(&[WarpLanes {
+            warp: 0,
+            lanes: exited,
+        }])
+    )
 }
 
 /// The lanes of a waiting path that take part: its mask, less lanes whose
@@ -50,7 +135,7 @@ fn participating_lanes(program: &Program, warp: &Warp, path_index: usize) -> u32
 
 /// Releases every path waiting with `mask` if, together, they hold all the
 /// mask's live lanes; performs their shuffles and votes first.
-fn try_release(program: &Program, warp: &mut Warp, mask: u32) -> bool {
+fn try_release(program: &Program, warp: &mut Warp, checker: &mut BlockChecker, mask: u32) -> bool {
     // The waiting paths are found by scanning (a warp has few paths), so the
     // release allocates nothing.
     let is_waiting =
@@ -100,7 +185,8 @@ fn try_release(program: &Program, warp: &mut Warp, mask: u32) -> bool {
             continue;
         }
         let lanes = participating_lanes(program, warp, index);
-        match program.code[warp.paths[index].pc as usize].kind {
+        let pc = warp.paths[index].pc;
+        match program.code[pc as usize].kind {
             Kind::Shuffle {
                 mode,
                 dst,
@@ -108,7 +194,31 @@ fn try_release(program: &Program, warp: &mut Warp, mask: u32) -> bool {
                 b,
                 c,
                 ..
-            } => shuffle(warp, lanes, &shuffle_source, mode, dst, dst_pred, b, c),
+            } => {
+                let readers = shuffle(
+                    warp,
+                    lanes,
+                    participants,
+                    &shuffle_source,
+                    mode,
+                    dst,
+                    dst_pred,
+                    b,
+                    c,
+                );
+                if readers != 0 {
+                    misuse(
+                        checker,
+                        pc,
+                        warp.index,
+                        readers,
+                        Severity::Warning,
+                        format!(
+                            "these lanes read the value of a lane that does not take part in the shuffle (mask {mask:#010x}); the value they get is undefined"
+                        ),
+                    );
+                }
+            }
             Kind::Vote { mode, dst, .. } => {
                 vote(warp, lanes, members, vote_bits & members, mode, dst)
             }
@@ -123,18 +233,21 @@ fn try_release(program: &Program, warp: &mut Warp, mask: u32) -> bool {
 
 /// `shfl.sync` for `lanes`, reading from `source` (PTX ISA, shfl.sync:
 /// `c` packs the clamp value in bits 0-4 and the segment mask in bits 8-12).
+/// Returns the lanes that read, in range, a lane outside `participants`.
 #[allow(clippy::too_many_arguments)]
 fn shuffle(
     warp: &mut Warp,
     lanes: u32,
+    participants: u32,
     source: &[u64; WARP_SIZE],
     mode: ShuffleMode,
     dst: u32,
     dst_pred: Option<u32>,
     b: u32,
     c: u32,
-) {
+) -> u32 {
     let mut in_range = 0u32;
+    let mut undefined_reads = 0u32;
     for lane in 0..WARP_SIZE {
         if lanes >> lane & 1 == 0 {
             continue;
@@ -156,6 +269,9 @@ fn shuffle(
             }
         };
         let source_lane = if valid { source_lane } else { lane_id };
+        if participants >> (source_lane as usize & 31) & 1 == 0 {
+            undefined_reads |= 1 << lane;
+        }
         warp.values[dst as usize * WARP_SIZE + lane] =
             source[source_lane as usize & 31] & 0xffff_ffff;
         in_range |= u32::from(valid) << lane;
@@ -163,6 +279,7 @@ fn shuffle(
     if let Some(pred) = dst_pred {
         warp.set_pred(pred, lanes, in_range);
     }
+    undefined_reads
 }
 
 /// `vote.sync` for `lanes`: `members` are the participating lanes of the

@@ -27,6 +27,9 @@ struct Cli {
 enum Command {
     /// Run a kernel described by a launch file and report what each memory instruction did.
     Run(RunArgs),
+    /// Check a kernel for barrier and warp-sync problems: statically, then by
+    /// running it (a launch file), or statically only (a `.kir` or `.ptx` file).
+    Check(CheckArgs),
     /// Parse and verify a `.kir` file, then print it in canonical form.
     Print {
         /// The `.kir` file.
@@ -50,6 +53,24 @@ struct RunArgs {
     /// Host threads for running blocks (0: all cores). Results do not depend on it.
     #[arg(long, default_value_t = 0)]
     threads: usize,
+    /// Also run the barrier checker (as `warpsim check`) and print its findings.
+    #[arg(long)]
+    check: bool,
+}
+
+#[derive(clap::Args)]
+struct CheckArgs {
+    /// A launch file (TOML), or a `.kir`/`.ptx` source for the static check alone.
+    input: PathBuf,
+    /// Machine configuration (default: the built-in Hopper machine, as in sim.toml).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Write the JSON report with its `findings` to PATH, or to stdout with `-`.
+    #[arg(long, value_name = "PATH|-")]
+    json: Option<String>,
+    /// Host threads for running blocks (0: all cores). Findings do not depend on it.
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
 }
 
 /// How the command ended.
@@ -63,6 +84,7 @@ fn main() -> ExitCode {
     init_logging(cli.verbose);
     let result = match cli.command {
         Command::Run(args) => run(args),
+        Command::Check(args) => check(args),
         Command::Print { source } => print(source),
     };
     match result {
@@ -118,7 +140,14 @@ fn run(args: RunArgs) -> anyhow::Result<Outcome> {
             anyhow::bail!("--dump {buffer}: the launch file has no buffer `{buffer}`");
         }
     }
-    let result = prepared.execute(args.threads)?;
+    let mut result = prepared.execute(args.threads)?;
+    let findings = if args.check {
+        let findings = all_findings(&prepared, &result);
+        result.report.findings = Some(findings.clone());
+        findings
+    } else {
+        Vec::new()
+    };
     // Reports and dumps are written even when the kernel failed: partial
     // counters are still counters.
     let mut stdout = std::io::stdout().lock();
@@ -138,6 +167,15 @@ fn run(args: RunArgs) -> anyhow::Result<Outcome> {
                 .with_context(|| format!("cannot write buffer `{buffer}` to {}", path.display()))?;
         }
     }
+    if args.check {
+        let mut stderr = std::io::stderr().lock();
+        let failed = print_findings(&mut stderr, &prepared, &result, &findings)?;
+        return Ok(if failed {
+            Outcome::KernelFailed
+        } else {
+            Outcome::Success
+        });
+    }
     match result.failure {
         Some(failure) => {
             std::io::stderr().write_all(failure.as_bytes())?;
@@ -145,6 +183,119 @@ fn run(args: RunArgs) -> anyhow::Result<Outcome> {
         }
         None => Ok(Outcome::Success),
     }
+}
+
+/// The static findings, then the dynamic ones.
+fn all_findings(
+    prepared: &warpsim_driver::PreparedLaunch,
+    result: &warpsim_driver::RunResult,
+) -> Vec<warpsim_driver::check::FindingReport> {
+    let mut findings = prepared.static_findings();
+    findings.extend(result.findings.iter().cloned());
+    findings
+}
+
+/// Prints every finding and a fault that no finding covers, then the
+/// summary line; returns whether anything was an error.
+fn print_findings(
+    out: &mut dyn Write,
+    prepared: &warpsim_driver::PreparedLaunch,
+    result: &warpsim_driver::RunResult,
+    findings: &[warpsim_driver::check::FindingReport],
+) -> anyhow::Result<bool> {
+    let mut sources = prepared.sources();
+    for finding in findings {
+        out.write_all(warpsim_driver::check::render_finding(finding, &mut sources).as_bytes())?;
+    }
+    let mut failed = findings
+        .iter()
+        .any(|finding| finding.severity == warpsim_driver::check::Severity::Error);
+    if let Some(failure) = &result.failure {
+        if !result.failure_is_finding {
+            out.write_all(failure.as_bytes())?;
+        }
+        failed = true;
+    }
+    let kernel = &prepared.module.kernels[prepared.kernel.index()].name;
+    out.write_all(warpsim_driver::check::summary(kernel, findings).as_bytes())?;
+    Ok(failed)
+}
+
+fn check(args: CheckArgs) -> anyhow::Result<Outcome> {
+    let is_source = args
+        .input
+        .extension()
+        .is_some_and(|extension| extension == "kir" || extension == "ptx");
+    if is_source {
+        return check_source(&args.input, args.json.as_deref());
+    }
+    let (config, config_file) = warpsim_driver::read_config(args.config.as_deref())?;
+    let prepared = warpsim_driver::prepare_with(&args.input, config, config_file.as_ref())?;
+    let mut result = prepared.execute(args.threads)?;
+    let findings = all_findings(&prepared, &result);
+    result.report.findings = Some(findings.clone());
+    match args.json.as_deref() {
+        Some("-") => {
+            let mut stdout = std::io::stdout().lock();
+            stdout.write_all(result.report.to_json().as_bytes())?;
+            stdout.flush()?;
+        }
+        Some(path) => std::fs::write(path, result.report.to_json())
+            .with_context(|| format!("cannot write the JSON report to {path}"))?,
+        None => {}
+    }
+    // With the JSON on stdout, the diagnostics go to stderr.
+    let failed = if args.json.as_deref() == Some("-") {
+        print_findings(&mut std::io::stderr().lock(), &prepared, &result, &findings)?
+    } else {
+        print_findings(&mut std::io::stdout().lock(), &prepared, &result, &findings)?
+    };
+    Ok(if failed {
+        Outcome::KernelFailed
+    } else {
+        Outcome::Success
+    })
+}
+
+/// The static check of every kernel of a source file, without running.
+fn check_source(source: &std::path::Path, json: Option<&str>) -> anyhow::Result<Outcome> {
+    let text = std::fs::read_to_string(source)
+        .with_context(|| format!("cannot read {}", source.display()))?;
+    let base_dir = source.parent().map(PathBuf::from).unwrap_or_default();
+    let name = source.display().to_string();
+    let module = warpsim_driver::parse_source(&name, &text, &base_dir)?;
+    let mut sources = warpsim_driver::diagnostics::Sources::new(&base_dir);
+    sources.add(&name, text);
+    let mut out = String::new();
+    let mut all = Vec::new();
+    for kernel in &module.kernels {
+        let findings = warpsim_driver::check::static_findings(&module, kernel);
+        for finding in &findings {
+            out.push_str(&warpsim_driver::check::render_finding(
+                finding,
+                &mut sources,
+            ));
+        }
+        out.push_str(&warpsim_driver::check::summary(&kernel.name, &findings));
+        all.extend(findings);
+    }
+    let mut stdout = std::io::stdout().lock();
+    match json {
+        Some("-") => {
+            stdout.write_all(serde_json::to_string_pretty(&all)?.as_bytes())?;
+            stdout.write_all(b"\n")?;
+            std::io::stderr().write_all(out.as_bytes())?;
+        }
+        Some(path) => {
+            std::fs::write(path, serde_json::to_string_pretty(&all)? + "\n")
+                .with_context(|| format!("cannot write the JSON findings to {path}"))?;
+            stdout.write_all(out.as_bytes())?;
+        }
+        None => stdout.write_all(out.as_bytes())?,
+    }
+    stdout.flush()?;
+    // Static findings are warnings: they say what may happen, not what did.
+    Ok(Outcome::Success)
 }
 
 fn print(source: PathBuf) -> anyhow::Result<Outcome> {

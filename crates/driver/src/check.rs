@@ -1,0 +1,203 @@
+//! The barrier checker's findings as a user sees them: source lines instead
+//! of instruction indices, thread ranges instead of lane masks, rendered
+//! like a compiler's diagnostics (a snippet, carets, notes) and serialised
+//! into the JSON report's `findings` list. Findings come from two places:
+//! the static uniformity analysis of the IR (`warpsim_ir::uniformity`,
+//! before anything runs) and the machine's dynamic checker.
+
+use serde::Serialize;
+use warpsim_ir::{Kernel, Module};
+use warpsim_machine::findings::{thread_ranges, Finding};
+pub use warpsim_machine::findings::{FindingKind, Severity};
+
+use crate::diagnostics::{self, Sources};
+
+/// A place a finding points at.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SiteReport {
+    pub file: String,
+    pub line: u32,
+    /// For a loop, its last line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_line: Option<u32>,
+    /// Thread ranges (linear thread index in the block, x fastest); empty
+    /// for static findings.
+    pub threads: String,
+    pub label: String,
+    pub primary: bool,
+}
+
+/// One finding of the JSON report.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct FindingReport {
+    pub kind: FindingKind,
+    pub severity: Severity,
+    /// Where the finding is: its first primary site.
+    pub file: String,
+    pub line: u32,
+    /// The first block that had it (`null` for static findings).
+    pub block: Option<[u32; 3]>,
+    /// How many blocks had it.
+    pub blocks: u64,
+    /// The threads of its primary sites, as ranges.
+    pub threads: String,
+    pub message: String,
+    pub sites: Vec<SiteReport>,
+    pub notes: Vec<String>,
+}
+
+impl FindingReport {
+    /// A machine finding, with instruction indices turned into source lines
+    /// by `file_of`.
+    pub fn from_machine(
+        finding: &Finding,
+        file_of: &dyn Fn(u32) -> (String, u32),
+    ) -> FindingReport {
+        let sites: Vec<SiteReport> = finding
+            .sites
+            .iter()
+            .map(|site| {
+                let (file, line) = file_of(site.pc);
+                let last_line = site
+                    .last_pc
+                    .map(|pc| file_of(pc).1)
+                    .filter(|&last| last > line);
+                SiteReport {
+                    file,
+                    line,
+                    last_line,
+                    threads: thread_ranges(&site.threads),
+                    label: site.label.clone(),
+                    primary: site.primary,
+                }
+            })
+            .collect();
+        let (file, line) = sites
+            .iter()
+            .find(|site| site.primary)
+            .or(sites.first())
+            .map_or((String::new(), 0), |site| (site.file.clone(), site.line));
+        FindingReport {
+            kind: finding.kind,
+            severity: finding.severity,
+            file,
+            line,
+            block: Some(finding.block),
+            blocks: finding.blocks,
+            threads: thread_ranges(&finding.primary_threads()),
+            message: finding.message.clone(),
+            sites,
+            notes: finding.notes.clone(),
+        }
+    }
+}
+
+/// The static findings of `kernel`: block barriers that the uniformity
+/// analysis finds reachable by control flow that differs between threads.
+pub fn static_findings(module: &Module, kernel: &Kernel) -> Vec<FindingReport> {
+    let location = |instr: warpsim_ir::InstrId| {
+        let loc = kernel.instrs[instr.index()].loc;
+        (module.file_name(loc.file).to_string(), loc.line)
+    };
+    warpsim_ir::uniformity::divergent_barriers(kernel)
+        .into_iter()
+        .map(|finding| {
+            let (file, line) = location(finding.barrier);
+            let (branch_file, branch_line) = location(finding.branch);
+            let mut sites = vec![SiteReport {
+                file: file.clone(),
+                line,
+                last_line: None,
+                threads: String::new(),
+                label: "this barrier may be reached by some threads of a block and not by others"
+                    .to_string(),
+                primary: true,
+            }];
+            if finding.branch != finding.barrier {
+                sites.push(SiteReport {
+                    file: branch_file,
+                    line: branch_line,
+                    last_line: None,
+                    threads: String::new(),
+                    label: format!(
+                        "this branch depends on {}, which can differ between the threads of a block",
+                        finding.reason
+                    ),
+                    primary: false,
+                });
+            }
+            FindingReport {
+                kind: FindingKind::NonUniformBarrier,
+                severity: Severity::Warning,
+                file,
+                line,
+                block: None,
+                blocks: 0,
+                threads: String::new(),
+                message: "barrier reachable by non-uniform control flow: `__syncthreads()` must be reached by every thread of the block or by none".to_string(),
+                sites,
+                notes: Vec::new(),
+            }
+        })
+        .collect()
+}
+
+/// A finding as a compiler would print it.
+pub fn render_finding(finding: &FindingReport, sources: &mut Sources) -> String {
+    let title = format!("[{}] {}", finding.kind.name(), finding.message);
+    let mut labels = Vec::new();
+    for site in &finding.sites {
+        let threads = if site.threads.is_empty() {
+            String::new()
+        } else {
+            format!(" (threads {})", site.threads)
+        };
+        labels.push(diagnostics::LineLabel {
+            file: site.file.clone(),
+            line: site.line,
+            last_line: site.last_line,
+            message: format!("{}{threads}", site.label),
+            primary: site.primary,
+        });
+    }
+    let mut notes = Vec::new();
+    if let Some(block) = finding.block {
+        let more = match finding.blocks {
+            0 | 1 => String::new(),
+            2 => " and 1 other block".to_string(),
+            n => format!(" and {} other blocks", n - 1),
+        };
+        notes.push(format!(
+            "in block ({},{},{}){more}",
+            block[0], block[1], block[2]
+        ));
+    }
+    notes.extend(finding.notes.iter().cloned());
+    diagnostics::render_lines(
+        sources,
+        finding.severity == Severity::Error,
+        &title,
+        &labels,
+        &notes,
+    )
+}
+
+/// The last line of `warpsim check`: what was found.
+pub fn summary(kernel: &str, findings: &[FindingReport]) -> String {
+    let errors = findings
+        .iter()
+        .filter(|finding| finding.severity == Severity::Error)
+        .count();
+    let warnings = findings.len() - errors;
+    let plural =
+        |count: usize, word: &str| format!("{count} {word}{}", if count == 1 { "" } else { "s" });
+    if findings.is_empty() {
+        format!("check: kernel `{kernel}`: no barrier or warp-sync problems found\n")
+    } else {
+        format!(
+            "check: kernel `{kernel}`: {}, {}\n",
+            plural(errors, "error"),
+            plural(warnings, "warning")
+        )
+    }
+}

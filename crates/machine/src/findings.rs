@@ -1,0 +1,305 @@
+//! Findings of the barrier checker: what a block did at its barriers and
+//! warp-synchronous instructions that CUDA's rules forbid or that hangs
+//! (PTX ISA, "Parallel Synchronization and Communication Instructions":
+//! `bar`, `barrier`, `bar.warp.sync`, `shfl.sync`, `vote.sync`).
+//!
+//! A finding names places by instruction index (`pc`) and threads by warp
+//! and lane mask; the driver turns them into source lines and thread ranges.
+//! Findings are collected per block and merged so that the same finding in
+//! many blocks (same kind, same instructions) is reported once, at its
+//! lowest block, with the number of blocks: the result is the same whatever
+//! the number of host threads.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+/// What went wrong.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FindingKind {
+    /// Lanes of one warp waited at a barrier while other non-exited lanes of
+    /// the same warp were elsewhere or at another barrier instruction.
+    DivergentBarrierInWarp,
+    /// Warps of a block waited at different instructions of one barrier.
+    DivergentBarrierInBlock,
+    /// A barrier completed only because threads that skipped it exited.
+    BarrierCompletedByExit,
+    /// No thread of the block can move again.
+    Deadlock,
+    /// Threads spin without progress while others wait for them.
+    Livelock,
+    /// A warp-synchronous instruction (`bar.warp.sync`, `shfl.sync`,
+    /// `vote.sync`) with a mask that breaks the rules.
+    WarpSync,
+    /// A barrier used against its rules (id, thread count, arrivals).
+    InvalidBarrier,
+    /// Found without running: a block barrier control dependent on a branch
+    /// whose condition can differ between the threads of a block.
+    NonUniformBarrier,
+}
+
+impl FindingKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            FindingKind::DivergentBarrierInWarp => "divergent-barrier-in-warp",
+            FindingKind::DivergentBarrierInBlock => "divergent-barrier-in-block",
+            FindingKind::BarrierCompletedByExit => "barrier-completed-by-exit",
+            FindingKind::Deadlock => "deadlock",
+            FindingKind::Livelock => "livelock",
+            FindingKind::WarpSync => "warp-sync",
+            FindingKind::InvalidBarrier => "invalid-barrier",
+            FindingKind::NonUniformBarrier => "non-uniform-barrier",
+        }
+    }
+}
+
+/// Error: the kernel hangs or its results are corrupt on this configuration.
+/// Warning: undefined behaviour that this configuration survives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Warning,
+    Error,
+}
+
+impl Severity {
+    pub fn name(self) -> &'static str {
+        match self {
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+/// Lanes of one warp of the block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WarpLanes {
+    pub warp: u32,
+    pub lanes: u32,
+}
+
+/// A place a finding points at: an instruction, the threads there, and what
+/// they do there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Site {
+    pub pc: u32,
+    /// With `pc`, the first and last instruction of a loop (livelocks).
+    pub last_pc: Option<u32>,
+    pub threads: Vec<WarpLanes>,
+    pub label: String,
+    /// The place the finding is about (the others give context).
+    pub primary: bool,
+}
+
+impl Site {
+    pub fn new(pc: u32, threads: Vec<WarpLanes>, label: impl Into<String>, primary: bool) -> Site {
+        Site {
+            pc,
+            last_pc: None,
+            threads,
+            label: label.into(),
+            primary,
+        }
+    }
+}
+
+/// One finding in one block (or in `blocks` blocks, the first being `block`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    pub kind: FindingKind,
+    pub severity: Severity,
+    pub block: [u32; 3],
+    /// How many blocks had the same finding at the same instructions.
+    pub blocks: u64,
+    /// One sentence: what happened and why it matters.
+    pub message: String,
+    pub sites: Vec<Site>,
+    pub notes: Vec<String>,
+}
+
+impl Finding {
+    pub fn new(kind: FindingKind, severity: Severity, message: impl Into<String>) -> Finding {
+        Finding {
+            kind,
+            severity,
+            block: [0; 3],
+            blocks: 1,
+            message: message.into(),
+            sites: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+
+    /// Findings with the same key are the same finding in different blocks.
+    fn key(&self) -> (FindingKind, Vec<u32>) {
+        (self.kind, self.sites.iter().map(|site| site.pc).collect())
+    }
+
+    /// The threads of the primary sites, for one-line summaries.
+    pub fn primary_threads(&self) -> Vec<WarpLanes> {
+        self.sites
+            .iter()
+            .filter(|site| site.primary)
+            .flat_map(|site| site.threads.iter().copied())
+            .collect()
+    }
+}
+
+/// The findings of some blocks, merged by key; each keeps the lowest block
+/// (by linear index) that had it.
+#[derive(Clone, Debug, Default)]
+pub struct FindingLog {
+    /// (linear block index, order within the block, finding).
+    entries: Vec<(u64, u32, Finding)>,
+    index: HashMap<(FindingKind, Vec<u32>), usize>,
+}
+
+impl FindingLog {
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Adds the findings of block `linear`, in the order they were found.
+    pub fn add_block(&mut self, linear: u64, findings: impl IntoIterator<Item = Finding>) {
+        for (order, finding) in findings.into_iter().enumerate() {
+            self.add(linear, order as u32, finding);
+        }
+    }
+
+    fn add(&mut self, linear: u64, order: u32, finding: Finding) {
+        match self.index.get(&finding.key()) {
+            Some(&position) => {
+                let entry = &mut self.entries[position];
+                let blocks = entry.2.blocks + finding.blocks;
+                if (linear, order) < (entry.0, entry.1) {
+                    *entry = (linear, order, finding);
+                }
+                entry.2.blocks = blocks;
+            }
+            None => {
+                self.index.insert(finding.key(), self.entries.len());
+                self.entries.push((linear, order, finding));
+            }
+        }
+    }
+
+    pub fn merge(&mut self, other: FindingLog) {
+        for (linear, order, finding) in other.entries {
+            self.add(linear, order, finding);
+        }
+    }
+
+    /// The findings by first block, then in the order that block found them.
+    pub fn into_sorted(self) -> Vec<Finding> {
+        let mut entries = self.entries;
+        entries.sort_by_key(|(linear, order, _)| (*linear, *order));
+        entries.into_iter().map(|(_, _, finding)| finding).collect()
+    }
+}
+
+/// Linear thread indices of `threads` (warp * 32 + lane), ascending.
+fn thread_indices(threads: &[WarpLanes]) -> Vec<u32> {
+    let mut indices: Vec<u32> = threads
+        .iter()
+        .flat_map(|warp| {
+            (0..32)
+                .filter(move |lane| warp.lanes >> lane & 1 != 0)
+                .map(move |lane| warp.warp * 32 + lane)
+        })
+        .collect();
+    indices.sort_unstable();
+    indices.dedup();
+    indices
+}
+
+/// Threads as ranges of linear thread indices, with a step where lanes
+/// alternate: `0-31, 64`, `1-127 step 2`.
+pub fn thread_ranges(threads: &[WarpLanes]) -> String {
+    let indices = thread_indices(threads);
+    let mut parts = Vec::new();
+    let mut start = 0;
+    while start < indices.len() {
+        let first = indices[start];
+        let Some(&second) = indices.get(start + 1) else {
+            parts.push(first.to_string());
+            break;
+        };
+        let step = second - first;
+        let mut end = start + 1;
+        while end + 1 < indices.len() && indices[end + 1] - indices[end] == step {
+            end += 1;
+        }
+        let last = indices[end];
+        if step == 1 {
+            parts.push(format!("{first}-{last}"));
+        } else if end - start >= 2 {
+            parts.push(format!("{first}-{last} step {step}"));
+        } else {
+            // Two isolated threads: the first stands alone, the second may
+            // start the next run.
+            parts.push(first.to_string());
+            start += 1;
+            continue;
+        }
+        start = end + 1;
+    }
+    if parts.is_empty() {
+        "none".to_string()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// How many threads `threads` holds.
+pub fn thread_count(threads: &[WarpLanes]) -> u32 {
+    thread_indices(threads).len() as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lanes(warp: u32, lanes: u32) -> WarpLanes {
+        WarpLanes { warp, lanes }
+    }
+
+    #[test]
+    fn ranges_merge_runs_and_steps() {
+        assert_eq!(thread_ranges(&[lanes(0, u32::MAX)]), "0-31");
+        assert_eq!(
+            thread_ranges(&[lanes(0, u32::MAX), lanes(2, 1)]),
+            "0-31, 64"
+        );
+        assert_eq!(
+            thread_ranges(&[lanes(0, 0xaaaa_aaaa), lanes(1, 0xaaaa_aaaa)]),
+            "1-63 step 2"
+        );
+        assert_eq!(thread_ranges(&[lanes(0, 0b1001)]), "0, 3");
+        assert_eq!(thread_ranges(&[lanes(0, 0b1011)]), "0-1, 3");
+        assert_eq!(thread_ranges(&[]), "none");
+        assert_eq!(thread_count(&[lanes(0, 0xf), lanes(0, 0x3)]), 4);
+    }
+
+    #[test]
+    fn log_keeps_the_lowest_block_and_counts_blocks() {
+        let finding = |block: u32| {
+            let mut finding = Finding::new(FindingKind::Deadlock, Severity::Error, "stuck");
+            finding.block = [block, 0, 0];
+            finding
+                .sites
+                .push(Site::new(3, vec![lanes(0, 1)], "here", true));
+            finding
+        };
+        let mut left = FindingLog::default();
+        left.add_block(5, [finding(5)]);
+        let mut right = FindingLog::default();
+        right.add_block(2, [finding(2)]);
+        right.add_block(9, [finding(9)]);
+        left.merge(right);
+        let findings = left.into_sorted();
+        assert_eq!(findings.len(), 1);
+        assert_eq!(findings[0].block, [2, 0, 0]);
+        assert_eq!(findings[0].blocks, 3);
+    }
+}
