@@ -1787,6 +1787,13 @@ impl<'a> Parser<'a> {
                     "a predicate operand must be a register, or the literal 0 or 1",
                 )),
             },
+            // PTX has no `.f16` literals: halves are moved as bits
+            // (`mov.b16 %rs1, 0x3C00`), and reading a decimal as a half
+            // would need a rounding of its own.
+            TypeKind::Float if ty == ScalarType::F16 => Err(self.error_at(
+                &token,
+                "a `.f16` operand cannot be a literal: move its bits with `mov.b16`",
+            )),
             TypeKind::Float => {
                 let text = match &token.kind {
                     TokenKind::Float(text) => text.clone(),

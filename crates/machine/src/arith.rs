@@ -690,6 +690,114 @@ fn int_range(ty: IntType) -> (i128, i128) {
     }
 }
 
+/// `f64` to an IEEE half, rounding to nearest even; NaN becomes the
+/// canonical half NaN `0x7fff`, as the GPU's half arithmetic returns it.
+pub fn f64_to_f16(value: f64) -> u16 {
+    if value.is_nan() {
+        return 0x7fff;
+    }
+    let bits = value.to_bits();
+    let sign = ((bits >> 48) & 0x8000) as u16;
+    let magnitude = value.abs();
+    if magnitude >= 65520.0 {
+        // Past the largest half (65504) by half a step or more: infinity.
+        return sign | 0x7c00;
+    }
+    if magnitude < 2f64.powi(-14) {
+        // Subnormal halves are multiples of 2^-24; the scaling is exact, and
+        // 1024 units (a carry into the exponent) is the smallest normal half.
+        let units = (magnitude * 2f64.powi(24)).round_ties_even() as u16;
+        return sign | units;
+    }
+    // At least 2^-14 here, so the biased f64 exponent is at least 1009.
+    let exponent = ((bits >> 52) & 0x7ff) as u16 + 15 - 1023;
+    let mantissa = bits & 0xf_ffff_ffff_ffff;
+    let mut half = (exponent << 10) | (mantissa >> 42) as u16;
+    let rest = mantissa & ((1 << 42) - 1);
+    let halfway = 1 << 41;
+    if rest > halfway || (rest == halfway && half & 1 == 1) {
+        // A carry out of the mantissa correctly bumps the exponent.
+        half += 1;
+    }
+    sign | half
+}
+
+fn f16_value(half: u64) -> f64 {
+    f64::from(f16_to_f32(half as u16))
+}
+
+/// `add.f16` (round to nearest even): two halves are multiples of 2^-24
+/// below 2^16, so their sum needs at most 41 bits and is exact in `f64`;
+/// rounding it to a half is the one rounding the GPU does.
+pub fn f16_add(a: u64, b: u64) -> u64 {
+    u64::from(f64_to_f16(f16_value(a) + f16_value(b)))
+}
+
+/// `sub.f16`: exact in `f64` as for [`f16_add`], then one rounding.
+pub fn f16_sub(a: u64, b: u64) -> u64 {
+    u64::from(f64_to_f16(f16_value(a) - f16_value(b)))
+}
+
+/// `mul.f16`: the product of two 11-bit significands has 22 bits, exact in
+/// `f64`, so rounding it to a half is the only rounding.
+pub fn f16_mul(a: u64, b: u64) -> u64 {
+    u64::from(f64_to_f16(f16_value(a) * f16_value(b)))
+}
+
+/// `fma.rn.f16`: `a * b` is exact in `f64` (22 bits); adding `c` rounds once
+/// in `f64`, then the result rounds to a half. The two roundings give the
+/// correctly rounded fused result. Where the `f64` sum is exact there is one
+/// rounding. It is inexact only when the two terms are more than 31 bits of
+/// magnitude apart (53 bits of `f64` less the 22 of the product). If `c` is
+/// the larger term, the result is within 2^-31 of `c`, a half, relative to
+/// it, while the nearest rounding boundary (a midpoint between halves) is at
+/// least 2^-12 of it away; the `f64` error (2^-53 relative) cannot cross or
+/// reach a boundary, so both roundings agree. If the product is the larger,
+/// `c` (a nonzero half is at least 2^-24) lies 31 bits below it only when
+/// the product is at least 2^28, and then the result overflows to infinity
+/// either way. The tests check this against exact integer arithmetic.
+pub fn f16_fma(a: u64, b: u64, c: u64) -> u64 {
+    u64::from(f64_to_f16(f16_value(a) * f16_value(b) + f16_value(c)))
+}
+
+/// `neg.f16`: flips the sign bit, NaN included.
+pub fn f16_neg(a: u64) -> u64 {
+    (a ^ 0x8000) & 0xffff
+}
+
+/// `abs.f16`: clears the sign bit, NaN included.
+pub fn f16_abs(a: u64) -> u64 {
+    a & 0x7fff
+}
+
+/// `min.f16`, as [`f32_min`] on the exact `f32` values (a NaN operand gives
+/// the other; two NaNs give the canonical NaN).
+pub fn f16_min(a: u64, b: u64) -> u64 {
+    let result = f32_min(f16_to_f32(a as u16), f16_to_f32(b as u16));
+    u64::from(if result.is_nan() {
+        0x7fff
+    } else {
+        f32_to_f16(result)
+    })
+}
+
+/// `max.f16`, as [`f32_max`] on the exact `f32` values.
+pub fn f16_max(a: u64, b: u64) -> u64 {
+    let result = f32_max(f16_to_f32(a as u16), f16_to_f32(b as u16));
+    u64::from(if result.is_nan() {
+        0x7fff
+    } else {
+        f32_to_f16(result)
+    })
+}
+
+/// `setp.cmp.f16`: every half is exactly an `f32` and the conversion keeps
+/// order, zeros and NaNs, so the `f32` comparison is the half one.
+pub fn f16_compare(cmp: CmpOp, a: u64, b: u64) -> bool {
+    let widen = |half: u64| u64::from(f16_to_f32(half as u16).to_bits());
+    compare(cmp, NumberType::Float(FloatType::F32), widen(a), widen(b))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -927,5 +1035,227 @@ mod tests {
             )),
             16_777_216.0
         );
+    }
+}
+
+/// Half-precision arithmetic against an exact reference: every finite half
+/// is an integer number of 2^-24, so sums, products and fused products are
+/// exact integers (in units of 2^-24 or 2^-48), rounded to the nearest half
+/// by a search over the ordered halves.
+#[cfg(test)]
+mod half_tests {
+    use super::*;
+
+    /// A finite half in units of 2^-24 (sign included).
+    fn units(half: u16) -> i128 {
+        let exponent = (half >> 10) & 0x1f;
+        let mantissa = i128::from(half & 0x3ff);
+        let magnitude = if exponent == 0 {
+            mantissa
+        } else {
+            (mantissa | 0x400) << (exponent - 1)
+        };
+        if half & 0x8000 != 0 {
+            -magnitude
+        } else {
+            magnitude
+        }
+    }
+
+    /// The half nearest `value * 2^-scale` (ties to even), with `zero` as
+    /// the result when `value` is 0.
+    fn round_reference(value: i128, scale: u32, zero: u16) -> u16 {
+        if value == 0 {
+            return zero;
+        }
+        let sign = if value < 0 { 0x8000 } else { 0 };
+        let target = value.abs();
+        let at = |half: u16| units(half) << (scale - 24);
+        // Positive finite halves 0x0000..=0x7bff increase with their bits.
+        let (mut low, mut high) = (0u16, 0x7bffu16);
+        if at(high) <= target {
+            // 65520 is halfway from 65504 to 2^16, where the next would be.
+            let overflow = 65520i128 << 24 << (scale - 24);
+            return sign | if target >= overflow { 0x7c00 } else { 0x7bff };
+        }
+        while high - low > 1 {
+            let middle = (low + high) / 2;
+            if at(middle) <= target {
+                low = middle;
+            } else {
+                high = middle;
+            }
+        }
+        let (below, above) = (at(low), at(high));
+        let nearest = match (2 * target).cmp(&(below + above)) {
+            std::cmp::Ordering::Less => low,
+            std::cmp::Ordering::Greater => high,
+            std::cmp::Ordering::Equal if low & 1 == 0 => low,
+            std::cmp::Ordering::Equal => high,
+        };
+        if target == below {
+            sign | low
+        } else {
+            sign | nearest
+        }
+    }
+
+    /// Deterministic finite halves: xorshift bits, NaN and infinity skipped.
+    fn halves(seed: u64, count: usize) -> Vec<u16> {
+        let mut state = seed;
+        let mut out = Vec::with_capacity(count);
+        while out.len() < count {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let half = state as u16;
+            if half & 0x7c00 != 0x7c00 {
+                out.push(half);
+            }
+        }
+        out
+    }
+
+    /// Interesting halves: zeros, the smallest subnormals, the normal
+    /// boundary, one and its neighbours, the largest finite.
+    const EDGES: [u16; 14] = [
+        0x0000, 0x8000, 0x0001, 0x8001, 0x03ff, 0x0400, 0x3bff, 0x3c00, 0x3c01, 0xbc00, 0x7bff,
+        0xfbff, 0x5bff, 0x0002,
+    ];
+
+    fn sum_zero(a: u16, b: u16) -> u16 {
+        if a == 0x8000 && b == 0x8000 {
+            0x8000
+        } else {
+            0
+        }
+    }
+
+    #[test]
+    fn f64_to_f16_rounds_every_f32_midpoint_like_f32_to_f16() {
+        // Every half, and the values halfway to its neighbours and a little off.
+        for half in 0..0x7c00u16 {
+            for bits in [half, half | 0x8000] {
+                let value = f64::from(f16_to_f32(bits));
+                assert_eq!(f64_to_f16(value), bits);
+                let next = f64::from(f16_to_f32(bits + 1));
+                for probe in [(value + next) / 2.0, value + (next - value) / 3.0] {
+                    assert_eq!(f64_to_f16(probe), f32_to_f16(probe as f32), "{probe}");
+                }
+            }
+        }
+        assert_eq!(f64_to_f16(f64::NAN), 0x7fff);
+        assert_eq!(f64_to_f16(f64::INFINITY), 0x7c00);
+        assert_eq!(f64_to_f16(-65520.0), 0xfc00);
+        assert_eq!(f64_to_f16(65519.99), 0x7bff);
+    }
+
+    #[test]
+    fn add_sub_and_mul_are_correctly_rounded() {
+        let mut pairs: Vec<(u16, u16)> = Vec::new();
+        let left = halves(1, 1500);
+        let right = halves(2, 1500);
+        pairs.extend(left.iter().copied().zip(right.iter().copied()));
+        for &a in EDGES.iter().chain(&left[..300]) {
+            for &b in EDGES.iter().chain(&right[..300]) {
+                pairs.push((a, b));
+            }
+        }
+        for (a, b) in pairs {
+            let (x, y) = (units(a), units(b));
+            let add = round_reference(x + y, 24, sum_zero(a, b));
+            assert_eq!(
+                f16_add(a.into(), b.into()),
+                u64::from(add),
+                "{a:#06x} + {b:#06x}"
+            );
+            let sub = round_reference(x - y, 24, sum_zero(a, b ^ 0x8000));
+            assert_eq!(
+                f16_sub(a.into(), b.into()),
+                u64::from(sub),
+                "{a:#06x} - {b:#06x}"
+            );
+            let mul = round_reference(x * y, 48, (a ^ b) & 0x8000);
+            assert_eq!(
+                f16_mul(a.into(), b.into()),
+                u64::from(mul),
+                "{a:#06x} * {b:#06x}"
+            );
+        }
+    }
+
+    #[test]
+    fn fma_is_correctly_rounded() {
+        let (a_list, b_list, c_list) = (halves(3, 20_000), halves(4, 20_000), halves(5, 20_000));
+        let mut triples: Vec<(u16, u16, u16)> = a_list
+            .iter()
+            .zip(&b_list)
+            .zip(&c_list)
+            .map(|((&a, &b), &c)| (a, b, c))
+            .collect();
+        // Products at or near a midpoint between halves, plus a tiny `c`:
+        // where a double rounding would show.
+        for &a in &a_list[..200] {
+            for &b in &b_list[..50] {
+                for c in [0x0001, 0x8001, 0x0000, 0x03ff, 0x8400] {
+                    triples.push((a, b, c));
+                }
+            }
+        }
+        for (a, b, c) in triples {
+            let exact = units(a) * units(b) + (units(c) << 24);
+            let product_sign = (a ^ b) & 0x8000;
+            let zero = if product_sign == 0x8000 && c == 0x8000 {
+                0x8000
+            } else {
+                0
+            };
+            let expected = round_reference(exact, 48, zero);
+            assert_eq!(
+                f16_fma(a.into(), b.into(), c.into()),
+                u64::from(expected),
+                "fma({a:#06x}, {b:#06x}, {c:#06x})"
+            );
+        }
+    }
+
+    #[test]
+    fn special_values_follow_ieee() {
+        let (inf, ninf, nan, one) = (0x7c00, 0xfc00, 0x7e00, 0x3c00);
+        assert_eq!(f16_add(inf, ninf), 0x7fff);
+        assert_eq!(f16_add(inf, one), inf);
+        assert_eq!(f16_mul(0, inf), 0x7fff);
+        assert_eq!(f16_fma(0x7bff, 0x7bff, ninf), ninf);
+        assert_eq!(f16_sub(nan, one), 0x7fff);
+        assert_eq!(f16_neg(one), 0xbc00);
+        assert_eq!(f16_abs(0xbc00), one);
+        assert_eq!(f16_neg(0), 0x8000);
+        assert_eq!(f16_min(nan, one), one);
+        assert_eq!(f16_max(one, nan), one);
+        assert_eq!(f16_min(nan, nan), 0x7fff);
+        assert_eq!(f16_max(0x3c00, 0x4000), 0x4000);
+        assert_eq!(f16_min(0x3c00, 0xc000), 0xc000);
+        assert!(f16_compare(CmpOp::Lt, 0xc000, 0x3c00));
+        assert!(f16_compare(CmpOp::Eq, 0x8000, 0x0000));
+        assert!(!f16_compare(CmpOp::Eq, nan, nan));
+        assert!(f16_compare(CmpOp::Nan, nan, one));
+        assert!(f16_compare(CmpOp::Geu, nan, one));
+        assert!(f16_compare(CmpOp::Gt, 0x0001, 0x0000));
+    }
+
+    #[test]
+    fn min_max_and_compare_agree_with_the_values_on_every_pair_of_a_sample() {
+        let sample: Vec<u16> = EDGES.iter().copied().chain(halves(6, 400)).collect();
+        for &a in &sample {
+            for &b in &sample {
+                let (x, y) = (f16_to_f32(a), f16_to_f32(b));
+                let min = f16_min(a.into(), b.into()) as u16;
+                let max = f16_max(a.into(), b.into()) as u16;
+                assert_eq!(f16_to_f32(min), x.min(y), "min({a:#06x}, {b:#06x})");
+                assert_eq!(f16_to_f32(max), x.max(y), "max({a:#06x}, {b:#06x})");
+                assert_eq!(f16_compare(CmpOp::Lt, a.into(), b.into()), x < y);
+                assert_eq!(f16_compare(CmpOp::Ge, a.into(), b.into()), x >= y);
+            }
+        }
     }
 }
