@@ -126,7 +126,10 @@ pub fn launch_files() -> Vec<PathBuf> {
         }
         for file in std::fs::read_dir(&dir).expect("a program directory") {
             let path = file.expect("a directory entry").path();
-            if path.extension().is_some_and(|e| e == "toml") {
+            // Machine configurations (`*.sim.toml`) kept beside programs
+            // are not launch files.
+            let is_config = path.to_string_lossy().ends_with(".sim.toml");
+            if path.extension().is_some_and(|e| e == "toml") && !is_config {
                 files.push(path);
             }
         }

@@ -201,3 +201,51 @@ pub fn summary(kernel: &str, findings: &[FindingReport]) -> String {
         )
     }
 }
+
+/// What `warpsim check` prints about a launch, and whether it failed.
+pub struct CheckOutcome {
+    /// Static findings, then dynamic ones.
+    pub findings: Vec<FindingReport>,
+    /// Every finding rendered, a fault no finding covers, and the summary line.
+    pub text: String,
+    /// Whether an error was found (or the kernel failed otherwise).
+    pub failed: bool,
+}
+
+impl crate::PreparedLaunch {
+    /// Runs the launch with the barrier checker: the static findings, then
+    /// the dynamic ones; the run's report carries them all.
+    pub fn check(
+        &self,
+        host_threads: usize,
+    ) -> Result<(crate::RunResult, CheckOutcome), crate::InputError> {
+        let mut result = self.execute(host_threads)?;
+        let mut findings = self.static_findings();
+        findings.extend(result.findings.iter().cloned());
+        result.report.findings = Some(findings.clone());
+        let mut sources = self.sources();
+        let mut text = String::new();
+        for finding in &findings {
+            text.push_str(&render_finding(finding, &mut sources));
+        }
+        let mut failed = findings
+            .iter()
+            .any(|finding| finding.severity == Severity::Error);
+        if let Some(failure) = &result.failure {
+            if !result.failure_is_finding {
+                text.push_str(failure);
+            }
+            failed = true;
+        }
+        let kernel = &self.module.kernels[self.kernel.index()].name;
+        text.push_str(&summary(kernel, &findings));
+        Ok((
+            result,
+            CheckOutcome {
+                findings,
+                text,
+                failed,
+            },
+        ))
+    }
+}

@@ -119,15 +119,11 @@ impl Cfg {
         // Where the paths already meet before the exit, they meet there; the
         // pruned graph decides only for branches that would otherwise never
         // reconverge.
-        // A meeting point that only exits is no meeting either: lanes that
-        // reach it leave, and waiting there for lanes held at a block barrier
-        // would deadlock a warp whose other lanes returned early.
         textbook
             .into_iter()
             .zip(pruned)
             .map(|(textbook, pruned)| match textbook {
                 Some(Successor::Exit) | None => pruned,
-                Some(meeting) if self.exits_at_once(kernel, meeting) => pruned,
                 meeting => meeting,
             })
             .collect()

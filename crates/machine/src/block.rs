@@ -1297,6 +1297,7 @@ fn barrier(
         path.pc,
         warp.index,
         active,
+        kind != BarrierKind::Arrive,
         reduction.is_some(),
         thread_count,
         arrived_after,

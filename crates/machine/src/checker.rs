@@ -45,6 +45,9 @@ pub(crate) struct BlockChecker {
     valid: Vec<u32>,
     live: Vec<u32>,
     findings: Vec<Finding>,
+    /// For each waiting barrier instruction with a thread count: the lanes
+    /// of each warp that have executed it in this block.
+    counted_waiters: Vec<(u32, Vec<u32>)>,
     /// The block's instruction count at the last observable progress: a
     /// store or atomic to shared or global memory, a barrier arrival or
     /// completion, a warp-sync release, an exit.
@@ -64,6 +67,7 @@ impl BlockChecker {
         self.live.clear();
         self.live.extend_from_slice(valid);
         self.findings.clear();
+        self.counted_waiters.clear();
         self.last_progress = 0;
     }
 
@@ -100,16 +104,21 @@ impl BlockChecker {
     /// `lanes` of `warp` arrive at barrier `id` (already checked to be in
     /// range) at `pc`; `arrived_after` is the barrier's count with them.
     #[cold]
+    #[allow(clippy::too_many_arguments)]
     pub fn arrive(
         &mut self,
         id: u32,
         arrival_pc: u32,
         warp: u32,
         lanes: u32,
+        waits: bool,
         reduction: bool,
         count: Option<u32>,
         arrived_after: u32,
     ) {
+        if let (Some(count), true) = (count, waits) {
+            self.count_waiters(id, arrival_pc, warp, lanes, count);
+        }
         let episode = &self.episodes[id as usize];
         let again = episode
             .iter()
@@ -209,6 +218,51 @@ impl BlockChecker {
         });
     }
 
+    /// More threads of the block wait at one barrier instruction than its
+    /// thread count: they are split into phases in the order they happen to
+    /// arrive, so which threads synchronise with which depends on timing.
+    fn count_waiters(&mut self, id: u32, pc: u32, warp: u32, lanes: u32, count: u32) {
+        let warps = self.valid.len();
+        let entry = match self.counted_waiters.iter().position(|(at, _)| *at == pc) {
+            Some(position) => &mut self.counted_waiters[position].1,
+            None => {
+                self.counted_waiters.push((pc, vec![0; warps]));
+                &mut self.counted_waiters.last_mut().expect("just pushed").1
+            }
+        };
+        if warp as usize >= entry.len() {
+            return;
+        }
+        let before: u32 = entry.iter().map(|lanes| lanes.count_ones()).sum();
+        entry[warp as usize] |= lanes;
+        let threads: Vec<WarpLanes> = entry
+            .iter()
+            .enumerate()
+            .filter(|(_, lanes)| **lanes != 0)
+            .map(|(warp, &lanes)| WarpLanes {
+                warp: warp as u32,
+                lanes,
+            })
+            .collect();
+        let total = thread_count(&threads);
+        if before <= count && total > count {
+            let mut finding = Finding::new(
+                FindingKind::InvalidBarrier,
+                Severity::Error,
+                format!(
+                    "{total} threads of the block wait at this barrier {id} whose thread count is {count}: they are split into phases in whatever order they arrive, so which threads synchronise with which depends on timing"
+                ),
+            );
+            finding.sites.push(Site::new(
+                pc,
+                threads,
+                format!("{total} threads wait here; the count is {count}"),
+                true,
+            ));
+            self.report(finding);
+        }
+    }
+
     /// Barrier `id` completed: checks its episode. `counted` says whether it
     /// had an explicit thread count; `non_uniform(pc)` whether the static
     /// analysis found the barrier at `pc` reachable by divergent control flow.
@@ -306,17 +360,19 @@ impl BlockChecker {
                     .sites
                     .push(Site::new(pc, threads, label, index == 0));
             }
-            for &warp in &divergent_warps {
-                let absent = absent_lanes(warp);
-                if absent != 0 {
-                    finding.notes.push(format!(
-                        "threads {} of warp {warp} had not reached the barrier when it completed",
-                        thread_ranges(&[WarpLanes {
-                            warp,
-                            lanes: absent
-                        }])
-                    ));
-                }
+            let absent: Vec<WarpLanes> = divergent_warps
+                .iter()
+                .map(|&warp| WarpLanes {
+                    warp,
+                    lanes: absent_lanes(warp),
+                })
+                .filter(|entry| entry.lanes != 0)
+                .collect();
+            if !absent.is_empty() {
+                finding.notes.push(format!(
+                    "threads {} of these warps had not reached the barrier when it completed",
+                    thread_ranges(&absent)
+                ));
             }
             self.report(finding);
         } else if pcs.len() > 1 && !counted {
@@ -339,13 +395,23 @@ impl BlockChecker {
         // Threads that skipped a barrier reached by divergent control flow
         // and exited: the barrier completed only because they left.
         if !counted && pcs.iter().any(|&pc| non_uniform(pc)) {
+            // With per-warp arrival a warp that arrived counted whole, so
+            // only warps without any arrival skipped the barrier.
+            let per_warp = self.semantics == BarrierSemantics::PreVolta;
             let skipped: Vec<WarpLanes> = self
                 .valid
                 .iter()
                 .enumerate()
-                .map(|(warp, &valid)| WarpLanes {
-                    warp: warp as u32,
-                    lanes: valid & !arrived_lanes(warp as u32),
+                .map(|(warp, &valid)| {
+                    let arrived = arrived_lanes(warp as u32);
+                    WarpLanes {
+                        warp: warp as u32,
+                        lanes: if per_warp && arrived != 0 {
+                            0
+                        } else {
+                            valid & !arrived
+                        },
+                    }
                 })
                 .filter(|entry| entry.lanes != 0)
                 .collect();

@@ -140,13 +140,11 @@ fn run(args: RunArgs) -> anyhow::Result<Outcome> {
             anyhow::bail!("--dump {buffer}: the launch file has no buffer `{buffer}`");
         }
     }
-    let mut result = prepared.execute(args.threads)?;
-    let findings = if args.check {
-        let findings = all_findings(&prepared, &result);
-        result.report.findings = Some(findings.clone());
-        findings
+    let (result, checked) = if args.check {
+        let (result, checked) = prepared.check(args.threads)?;
+        (result, Some(checked))
     } else {
-        Vec::new()
+        (prepared.execute(args.threads)?, None)
     };
     // Reports and dumps are written even when the kernel failed: partial
     // counters are still counters.
@@ -167,10 +165,9 @@ fn run(args: RunArgs) -> anyhow::Result<Outcome> {
                 .with_context(|| format!("cannot write buffer `{buffer}` to {}", path.display()))?;
         }
     }
-    if args.check {
-        let mut stderr = std::io::stderr().lock();
-        let failed = print_findings(&mut stderr, &prepared, &result, &findings)?;
-        return Ok(if failed {
+    if let Some(checked) = checked {
+        std::io::stderr().write_all(checked.text.as_bytes())?;
+        return Ok(if checked.failed {
             Outcome::KernelFailed
         } else {
             Outcome::Success
@@ -185,42 +182,6 @@ fn run(args: RunArgs) -> anyhow::Result<Outcome> {
     }
 }
 
-/// The static findings, then the dynamic ones.
-fn all_findings(
-    prepared: &warpsim_driver::PreparedLaunch,
-    result: &warpsim_driver::RunResult,
-) -> Vec<warpsim_driver::check::FindingReport> {
-    let mut findings = prepared.static_findings();
-    findings.extend(result.findings.iter().cloned());
-    findings
-}
-
-/// Prints every finding and a fault that no finding covers, then the
-/// summary line; returns whether anything was an error.
-fn print_findings(
-    out: &mut dyn Write,
-    prepared: &warpsim_driver::PreparedLaunch,
-    result: &warpsim_driver::RunResult,
-    findings: &[warpsim_driver::check::FindingReport],
-) -> anyhow::Result<bool> {
-    let mut sources = prepared.sources();
-    for finding in findings {
-        out.write_all(warpsim_driver::check::render_finding(finding, &mut sources).as_bytes())?;
-    }
-    let mut failed = findings
-        .iter()
-        .any(|finding| finding.severity == warpsim_driver::check::Severity::Error);
-    if let Some(failure) = &result.failure {
-        if !result.failure_is_finding {
-            out.write_all(failure.as_bytes())?;
-        }
-        failed = true;
-    }
-    let kernel = &prepared.module.kernels[prepared.kernel.index()].name;
-    out.write_all(warpsim_driver::check::summary(kernel, findings).as_bytes())?;
-    Ok(failed)
-}
-
 fn check(args: CheckArgs) -> anyhow::Result<Outcome> {
     let is_source = args
         .input
@@ -231,26 +192,23 @@ fn check(args: CheckArgs) -> anyhow::Result<Outcome> {
     }
     let (config, config_file) = warpsim_driver::read_config(args.config.as_deref())?;
     let prepared = warpsim_driver::prepare_with(&args.input, config, config_file.as_ref())?;
-    let mut result = prepared.execute(args.threads)?;
-    let findings = all_findings(&prepared, &result);
-    result.report.findings = Some(findings.clone());
+    let (result, checked) = prepared.check(args.threads)?;
     match args.json.as_deref() {
         Some("-") => {
             let mut stdout = std::io::stdout().lock();
             stdout.write_all(result.report.to_json().as_bytes())?;
             stdout.flush()?;
+            // With the JSON on stdout, the diagnostics go to stderr.
+            std::io::stderr().write_all(checked.text.as_bytes())?;
         }
-        Some(path) => std::fs::write(path, result.report.to_json())
-            .with_context(|| format!("cannot write the JSON report to {path}"))?,
-        None => {}
+        Some(path) => {
+            std::fs::write(path, result.report.to_json())
+                .with_context(|| format!("cannot write the JSON report to {path}"))?;
+            std::io::stdout().write_all(checked.text.as_bytes())?;
+        }
+        None => std::io::stdout().write_all(checked.text.as_bytes())?,
     }
-    // With the JSON on stdout, the diagnostics go to stderr.
-    let failed = if args.json.as_deref() == Some("-") {
-        print_findings(&mut std::io::stderr().lock(), &prepared, &result, &findings)?
-    } else {
-        print_findings(&mut std::io::stdout().lock(), &prepared, &result, &findings)?
-    };
-    Ok(if failed {
+    Ok(if checked.failed {
         Outcome::KernelFailed
     } else {
         Outcome::Success

@@ -1,0 +1,268 @@
+//! The barrier checker (issue 4), file-driven: every launch file in
+//! `programs/barriers/` is checked (static uniformity analysis, then a run
+//! with the dynamic checker), and what `warpsim check` prints must equal the
+//! `.check` file beside it. `WARPSIM_BLESS=1 cargo test --test barriers`
+//! rewrites the `.check` files. The expected findings of each kernel are
+//! argued in the comment above it in its `.cu`/`.kir` file, and what an H100
+//! and compute-sanitizer's synccheck did with it is in
+//! `programs/barriers/README.md`.
+//!
+//! Also: the same findings for any number of host threads; no finding at all
+//! on the correct programs of `programs/`; the pre-Volta semantics switch;
+//! the JSON form of the findings.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+
+use support::{check_expected, i32s, launch_files, repo_root};
+use warpsim_driver::check::{FindingKind, Severity};
+
+fn barrier_launches() -> Vec<PathBuf> {
+    launch_files()
+        .into_iter()
+        .filter(|path| path.parent().is_some_and(|dir| dir.ends_with("barriers")))
+        .collect()
+}
+
+fn config(name: Option<&str>) -> warpsim_machine::MachineConfig {
+    let path = name.map(|name| repo_root().join("programs/barriers").join(name));
+    warpsim_driver::load_config(path.as_deref()).expect("the configuration loads")
+}
+
+/// What `warpsim check` prints, with the repository root taken out of paths.
+fn check_text(
+    launch: &Path,
+    config: warpsim_machine::MachineConfig,
+    host_threads: usize,
+) -> (
+    String,
+    warpsim_driver::check::CheckOutcome,
+    warpsim_driver::RunResult,
+) {
+    let prepared = warpsim_driver::prepare(launch, config)
+        .unwrap_or_else(|error| panic!("{}: {error}", launch.display()));
+    let (result, outcome) = prepared
+        .check(host_threads)
+        .unwrap_or_else(|error| panic!("{}: {error}", launch.display()));
+    let root = format!("{}/", repo_root().display());
+    (outcome.text.replace(&root, ""), outcome, result)
+}
+
+fn kinds(outcome: &warpsim_driver::check::CheckOutcome) -> Vec<(FindingKind, Severity)> {
+    outcome
+        .findings
+        .iter()
+        .map(|finding| (finding.kind, finding.severity))
+        .collect()
+}
+
+#[test]
+fn every_barrier_program_prints_its_expected_findings() {
+    let launches = barrier_launches();
+    assert!(
+        launches.len() >= 25,
+        "only {} barrier programs",
+        launches.len()
+    );
+    let mut failures = Vec::new();
+    for launch in &launches {
+        let (text, _, _) = check_text(launch, config(None), 2);
+        if let Some(difference) = check_expected(&launch.with_extension("check"), &text) {
+            failures.push(difference);
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn findings_do_not_depend_on_the_number_of_host_threads() {
+    for launch in barrier_launches() {
+        let (one, _, one_result) = check_text(&launch, config(None), 1);
+        let (three, _, three_result) = check_text(&launch, config(None), 3);
+        assert_eq!(one, three, "{}", launch.display());
+        assert_eq!(
+            one_result.report.to_json(),
+            three_result.report.to_json(),
+            "{}",
+            launch.display()
+        );
+    }
+}
+
+/// Every kind of finding, and both severities, occur in the suite.
+#[test]
+fn the_suite_exercises_every_dynamic_and_static_finding() {
+    let mut seen = Vec::new();
+    for launch in barrier_launches() {
+        let (_, outcome, _) = check_text(&launch, config(None), 2);
+        seen.extend(kinds(&outcome));
+    }
+    for kind in [
+        FindingKind::DivergentBarrierInWarp,
+        FindingKind::DivergentBarrierInBlock,
+        FindingKind::BarrierCompletedByExit,
+        FindingKind::Deadlock,
+        FindingKind::Livelock,
+        FindingKind::WarpSync,
+        FindingKind::InvalidBarrier,
+        FindingKind::NonUniformBarrier,
+    ] {
+        assert!(
+            seen.iter().any(|(seen, _)| *seen == kind),
+            "no {kind:?} finding"
+        );
+    }
+}
+
+/// The correct programs of the repository (everything outside
+/// `programs/barriers/`, and the barrier suite's kernels documented as
+/// correct) give no finding, static or dynamic.
+#[test]
+fn correct_programs_have_no_findings() {
+    let correct_barrier_kernels = [
+        "warpEarlyExit",
+        "namedBarrierPairs",
+        "producerConsumer",
+        "syncthreadsCountAndOr",
+        "nestedUniformCorrect",
+        "funcBarrierUniform",
+        "syncwarpCorrect",
+        "shflPartialCorrect",
+        "partialWarpExit",
+        "exitInsideLoop",
+        "loopUniformCorrect",
+    ];
+    let mut checked = 0;
+    for launch in launch_files() {
+        let name = launch.file_stem().unwrap().to_string_lossy().to_string();
+        let in_suite = launch.parent().is_some_and(|dir| dir.ends_with("barriers"));
+        if in_suite && !correct_barrier_kernels.contains(&name.as_str()) {
+            continue;
+        }
+        let (text, outcome, _) = check_text(&launch, config(None), 2);
+        assert!(
+            outcome.findings.is_empty() && !outcome.failed,
+            "{}:\n{text}",
+            launch.display()
+        );
+        checked += 1;
+    }
+    assert!(checked >= 60, "only {checked} correct programs checked");
+}
+
+/// Seed 003's `if/else` with a `__syncthreads()` in each arm, each arm then
+/// reading the word the other arm wrote before its barrier
+/// (`if-else-neighbour.kir`). With per-thread arrival (Volta and later) the
+/// barrier completes once all 128 threads have arrived, at either
+/// instruction, so every thread reads a fresh value. With per-warp arrival
+/// (pre-Volta) a warp runs the branch's taken side (the odd threads) first
+/// and their arrival counts the whole warp: the barrier completes when every
+/// warp has run that side, the odd threads read their even neighbours' words
+/// before these are written (the -1 stored before), and the checker calls the
+/// divergent barrier an error, not a warning. NVRTC's form of the same CUDA
+/// (`ifElseSharedNeighbour`) reads after the arms join, so it stays correct.
+#[test]
+fn pre_volta_semantics_break_the_if_else_barrier_pair() {
+    let run = |name: &str, config_name: Option<&str>| {
+        let launch = repo_root()
+            .join("programs/barriers")
+            .join(format!("{name}.toml"));
+        let (text, outcome, result) = check_text(&launch, config(config_name), 2);
+        let (_, bytes) = result
+            .buffers
+            .iter()
+            .find(|(name, _)| name == "out")
+            .expect("buffer out");
+        (text, outcome, i32s(bytes)[..128].to_vec())
+    };
+    // What each thread stores before its arm's barrier, as the kernels say.
+    let written = |t: i32| if t % 2 == 0 { 2 * t } else { 2 * t - 1000 };
+    let fresh: Vec<i32> = (0..128)
+        .map(|t| written(if t % 2 == 0 { t + 1 } else { t - 1 }))
+        .collect();
+    let stale: Vec<i32> = (0..128)
+        .map(|t| if t % 2 == 1 { -1 } else { fresh[t as usize] })
+        .collect();
+    let divergent = |outcome: &warpsim_driver::check::CheckOutcome| {
+        outcome
+            .findings
+            .iter()
+            .filter(|finding| finding.kind == FindingKind::DivergentBarrierInWarp)
+            .map(|finding| finding.severity)
+            .collect::<Vec<_>>()
+    };
+
+    let (_, volta, out) = run("ifElseNeighbourInArms", None);
+    assert_eq!(out, fresh);
+    assert_eq!(divergent(&volta), [Severity::Warning]);
+    assert!(!volta.failed);
+
+    let (text, pre_volta, out) = run("ifElseNeighbourInArms", Some("pre-volta.sim.toml"));
+    assert_eq!(out, stale);
+    // One finding per barrier phase: the odd side's, then the even side's.
+    assert_eq!(
+        divergent(&pre_volta),
+        [Severity::Error, Severity::Error],
+        "{text}"
+    );
+    assert!(pre_volta.failed);
+
+    let (_, _, out) = run("ifElseSharedNeighbour", Some("pre-volta.sim.toml"));
+    assert_eq!(out, fresh);
+}
+
+/// `warpsim check --json -`: the report with its `findings`, each with the
+/// fields the issue names; the diagnostics go to stderr; exit code 1 when an
+/// error was found, 0 for warnings only.
+#[test]
+fn check_json_lists_the_findings() {
+    let run = |name: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_warpsim"))
+            .args(["check", "--json", "-"])
+            .arg(repo_root().join("programs/barriers").join(name))
+            .output()
+            .expect("warpsim runs")
+    };
+    let output = run("condSync.toml");
+    assert_eq!(output.status.code(), Some(0));
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    let findings = json["findings"].as_array().expect("findings");
+    let dynamic = findings
+        .iter()
+        .find(|finding| finding["kind"] == "barrier-completed-by-exit")
+        .expect("the exit finding");
+    assert_eq!(dynamic["severity"], "warning");
+    assert_eq!(dynamic["file"], "public-cases.cu");
+    assert_eq!(dynamic["block"], serde_json::json!([0, 0, 0]));
+    assert_eq!(dynamic["threads"], "0-63");
+    assert!(dynamic["message"].as_str().unwrap().contains("exited"));
+    let source = std::fs::read_to_string(repo_root().join("programs/barriers/public-cases.cu"))
+        .expect("the source");
+    let line = dynamic["line"].as_u64().unwrap() as usize;
+    assert!(
+        source.lines().nth(line - 1).unwrap().contains("<- cs"),
+        "line {line}"
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("[barrier-completed-by-exit]"), "{stderr}");
+
+    let output = run("spinDeadlock.toml");
+    assert_eq!(output.status.code(), Some(1));
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    let livelock = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|finding| finding["kind"] == "livelock")
+        .expect("the livelock");
+    assert_eq!(livelock["severity"], "error");
+    let spin = livelock["sites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|site| site["label"].as_str().unwrap().contains("polling"))
+        .expect("the spinning loop");
+    assert_eq!(spin["threads"], "32-63");
+    assert!(spin["label"].as_str().unwrap().contains("buffer `out`"));
+}
