@@ -266,3 +266,77 @@ fn check_json_lists_the_findings() {
     assert_eq!(spin["threads"], "32-63");
     assert!(spin["label"].as_str().unwrap().contains("buffer `out`"));
 }
+
+/// What an H100 did with each CUDA kernel of the suite
+/// (`programs/barriers/hardware/results.txt`, written by
+/// `hardware/run.sh`): the sum of `out` when it finished, or that it hung.
+fn hardware_results() -> Vec<(String, Option<i64>)> {
+    let text = std::fs::read_to_string(repo_root().join("programs/barriers/hardware/results.txt"))
+        .expect("the H100 results");
+    let mut results: Vec<(String, Option<i64>)> = Vec::new();
+    let mut current: Option<String> = None;
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("### ") {
+            current = rest.split(':').next().map(str::to_string);
+            continue;
+        }
+        let Some(name) = &current else { continue };
+        if results.iter().any(|(seen, _)| seen == name) {
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix("status: finished; sum ") {
+            let sum = rest.split(',').next().unwrap().parse().expect("a sum");
+            results.push((name.clone(), Some(sum)));
+        } else if line.starts_with("RESULT: hangs") {
+            results.push((name.clone(), None));
+        }
+    }
+    results
+}
+
+/// Every CUDA kernel of the suite gives the H100's output (the sum of
+/// `out`), and the kernels that hang on the H100 end in a deadlock or a
+/// livelock. Left out, each for a reason: the IR kernels (the GPU ran CUDA
+/// equivalents that also write a second part of `out`), and
+/// `invalidBarrierId16`, which an H100 runs as if barrier 16 were valid
+/// while the machine stops it (the PTX ISA allows 0 to 15; the checker
+/// reports it as an error either way).
+#[test]
+fn outputs_match_the_h100() {
+    let results = hardware_results();
+    assert!(
+        results.len() >= 30,
+        "only {} hardware results",
+        results.len()
+    );
+    let mut compared = 0;
+    for (name, hardware) in results {
+        let launch = repo_root()
+            .join("programs/barriers")
+            .join(format!("{name}.toml"));
+        let text = std::fs::read_to_string(&launch).expect("a launch file");
+        if !text.contains(".ptx\"") || name == "invalidBarrierId16" {
+            continue;
+        }
+        let (report, outcome, result) = check_text(&launch, config(None), 2);
+        match hardware {
+            Some(sum) => {
+                let (_, bytes) = result
+                    .buffers
+                    .iter()
+                    .find(|(buffer, _)| buffer == "out")
+                    .expect("buffer out");
+                let ours: i64 = i32s(bytes).iter().map(|&value| i64::from(value)).sum();
+                assert_eq!(ours, sum, "{name}:\n{report}");
+            }
+            None => {
+                let hangs = outcome.findings.iter().any(|finding| {
+                    matches!(finding.kind, FindingKind::Deadlock | FindingKind::Livelock)
+                });
+                assert!(hangs, "{name} hangs on the H100:\n{report}");
+            }
+        }
+        compared += 1;
+    }
+    assert!(compared >= 30, "only {compared} kernels compared");
+}

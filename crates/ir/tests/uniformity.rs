@@ -752,6 +752,9 @@ const EXPLAINED: &[(&str, &str, u32)] = &[
     // bar.red on warps 0-1 and bar.sync on warps 2-3, chosen by tid / 32.
     ("barriers/red-mixed-with-sync.kir", "redMixedWithSync", 32),
     ("barriers/red-mixed-with-sync.kir", "redMixedWithSync", 35),
+    // The seed document's if/else, each arm reading after its own barrier.
+    ("barriers/if-else-neighbour.kir", "ifElseNeighbourInArms", 43),
+    ("barriers/if-else-neighbour.kir", "ifElseNeighbourInArms", 50),
     // Two textually different bar.sync 0 chosen by tid / 32.
     ("barriers/unaligned-barriers.kir", "unalignedBarriers", 32),
     ("barriers/unaligned-barriers.kir", "unalignedBarriers", 35),

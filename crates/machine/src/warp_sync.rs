@@ -150,7 +150,6 @@ fn try_release(program: &Program, warp: &mut Warp, checker: &mut BlockChecker, m
     let mut shuffle_source = [0u64; WARP_SIZE];
     let mut vote_bits = 0u32;
     let mut participants = 0u32;
-    let mut sources_seeded = false;
     for index in 0..warp.paths.len() {
         if !is_waiting(warp, index) {
             continue;
@@ -159,13 +158,10 @@ fn try_release(program: &Program, warp: &mut Warp, checker: &mut BlockChecker, m
         participants |= lanes;
         match program.code[warp.paths[index].pc as usize].kind {
             Kind::Shuffle { a, .. } => {
+                // A lane that takes no part gives an undefined value in PTX;
+                // an H100 gives 0 (programs/barriers/README.md,
+                // shflReadsInactiveLane), and so does the machine.
                 let base = a as usize * WARP_SIZE;
-                if !sources_seeded {
-                    // Lanes outside every path read an undefined value in PTX;
-                    // here it is the first shuffle's own source register.
-                    shuffle_source.copy_from_slice(&warp.values[base..base + WARP_SIZE]);
-                    sources_seeded = true;
-                }
                 let registers = &warp.values[base..base + WARP_SIZE];
                 for (lane, (slot, &value)) in shuffle_source.iter_mut().zip(registers).enumerate() {
                     if lanes >> lane & 1 != 0 {
@@ -179,7 +175,11 @@ fn try_release(program: &Program, warp: &mut Warp, checker: &mut BlockChecker, m
             _ => {}
         }
     }
-    let members = mask & participants;
+    // Every lane that executes the vote takes part, even one the mask
+    // leaves out (an error the checker reports): an H100 gives such a
+    // `__ballot_sync(0x0000ffff, ...)` run by all 32 lanes the ballot of all
+    // 32 (programs/barriers/README.md, ballotMaskExcludesCaller).
+    let members = participants;
     for index in 0..warp.paths.len() {
         if !is_waiting(warp, index) {
             continue;
