@@ -8,7 +8,7 @@
 mod common;
 use common::*;
 use warpsim_machine::error::{PathPosition, Waiting, WarpPosition};
-use warpsim_machine::FaultKind;
+use warpsim_machine::{BarrierSemantics, FaultKind, FindingKind, MachineConfig, Severity};
 
 // __syncthreads orders a shared-memory exchange between 4 warps: out[t] = sh[127 - t].
 const EXCHANGE: &str = r#"
@@ -733,4 +733,184 @@ fn a_deadlock_report_names_the_block_and_the_exited_lanes() {
     );
     assert_eq!(error.barriers, vec![barrier_at(1, 16, 64)]);
     assert_eq!(out.outcome.failed_blocks, 1);
+}
+
+#[test]
+fn spin_deadlock_is_a_livelock_naming_the_loop_and_the_polled_address() {
+    let mut config = MachineConfig::hopper();
+    config.barriers.livelock_window = 20_000;
+    let out = kernel(SPIN_DEADLOCK)
+        .threads(64)
+        .arg(Arg::zeros(1))
+        .config(config)
+        .run();
+    let error = out.fault();
+    assert_eq!(error.kind, FaultKind::Livelock { window: 20_000 });
+    // Warp 1 spins in the three-instruction loop, reading the flag at the
+    // start of the launch's first buffer.
+    assert_eq!(error.spinning.len(), 1);
+    let spin = &error.spinning[0];
+    assert_eq!(spin.warp, 1);
+    assert_eq!(
+        (spin.loop_start, spin.loop_end),
+        (out.pc("@spin_load"), out.pc("@spin_back"))
+    );
+    assert_eq!(spin.polled.as_deref(), Some("offset 0 of buffer `FLAG`"));
+    assert_eq!(error.barriers, vec![barrier_at(0, 32, 64)]);
+    // The window is counted from the last progress, warp 0's arrival: the
+    // block stops at the end of the first scheduling round past it.
+    let instructions = out.outcome.stats.warp_instructions();
+    assert!(
+        instructions > 20_000 && instructions < 20_000 + 2 * 512,
+        "{instructions}"
+    );
+    let findings = &out.outcome.findings;
+    assert_eq!(findings.len(), 1, "{findings:?}");
+    assert_eq!(findings[0].kind, FindingKind::Livelock);
+    assert_eq!(findings[0].severity, Severity::Error);
+}
+
+// Lanes 0-15 spin on a shared flag that lanes 16-31 of the same warp set
+// after the branch; the spinning side is the taken one, so it runs first.
+const SPIN_ON_SIBLING_LANES: &str = r#"
+.kernel siblings(.param .u64 OUT)
+{
+    .shared .align 4 .u32 flag[1];
+    .reg .u32 %lane, %f, %base;
+    .reg .u64 %po, %off;
+    .reg .pred %p, %wait;
+    mov.u32 %lane, %laneid;
+    mov.u32 %base, flag;
+    ld.param.u64 %po, [OUT];
+    setp.lt.u32 %p, %lane, 16;
+@%p bra SPIN;
+    st.volatile.shared.u32 [%base], 1;
+    bra DONE;
+SPIN:
+    ld.volatile.shared.u32 %f, [%base];
+    setp.eq.u32 %wait, %f, 0;
+@%wait bra SPIN;
+DONE:
+    mul.wide.u32 %off, %lane, 4;
+    add.u64 %po, %po, %off;
+    st.global.u32 [%po], 1;
+}
+"#;
+
+/// Before Volta a warp had one program counter: a side of a branch runs
+/// until it reaches the join, so lanes spinning on a value their own warp's
+/// other side will write never let it run. Volta's independent thread
+/// scheduling (the default) finishes the same kernel.
+#[test]
+fn pre_volta_warps_cannot_wait_for_their_own_lanes() {
+    let volta = kernel(SPIN_ON_SIBLING_LANES)
+        .threads(32)
+        .arg(Arg::zeros(32))
+        .run()
+        .ok();
+    assert_eq!(volta.u32s(0), vec![1; 32]);
+    let mut config = MachineConfig::hopper();
+    config.barriers.semantics = BarrierSemantics::PreVolta;
+    let pre_volta = kernel(SPIN_ON_SIBLING_LANES)
+        .threads(32)
+        .arg(Arg::zeros(32))
+        .config(config)
+        .limit(50_000)
+        .run();
+    assert_eq!(
+        pre_volta.fault().kind,
+        FaultKind::InstructionLimit { limit: 50_000 }
+    );
+    assert_eq!(pre_volta.u32s(0), vec![0; 32]);
+}
+
+// One warp's lanes 0-15 wait at the barrier of the `if` arm, lanes 16-31 at
+// the one of the `else` arm: one phase of barrier 0 with both instructions.
+const HALF_WARP_ARMS: &str = r#"
+.kernel ifelse(.param .u64 OUT)
+{
+    .reg .u32 %lane;
+    .reg .u64 %po, %off;
+    .reg .pred %p;
+    mov.u32 %lane, %laneid;
+    ld.param.u64 %po, [OUT];
+    mul.wide.u32 %off, %lane, 4;
+    add.u64 %po, %po, %off;
+    setp.lt.u32 %p, %lane, 16;
+@%p bra LOW;
+    bar.sync 0;                      // @high
+    bra DONE;
+LOW:
+    bar.sync 0;                      // @low
+DONE:
+    st.global.u32 [%po], %lane;
+}
+"#;
+
+/// With per-thread arrival the two arms' arrivals make one phase of 32 and
+/// the divergence is a warning; with per-warp arrival each arm's arrival
+/// counts the whole warp, so there are two phases of "32", each with half
+/// the warp absent: an error each time.
+#[test]
+fn divergent_barrier_in_a_warp_is_a_warning_on_volta_and_an_error_before() {
+    let volta = kernel(HALF_WARP_ARMS)
+        .threads(32)
+        .arg(Arg::zeros(32))
+        .run()
+        .ok();
+    let kinds: Vec<_> = volta
+        .outcome
+        .findings
+        .iter()
+        .map(|finding| (finding.kind, finding.severity))
+        .collect();
+    assert_eq!(
+        kinds,
+        vec![(FindingKind::DivergentBarrierInWarp, Severity::Warning)]
+    );
+    let sites: Vec<(u32, u32)> = volta.outcome.findings[0]
+        .sites
+        .iter()
+        .map(|site| (site.pc, site.threads[0].lanes))
+        .collect();
+    assert_eq!(
+        sites,
+        vec![
+            (volta.pc("@high"), 0xffff_0000),
+            (volta.pc("@low"), 0x0000_ffff)
+        ]
+    );
+    assert_eq!(volta.stats("@low"), counts(1, 16));
+
+    let mut config = MachineConfig::hopper();
+    config.barriers.semantics = BarrierSemantics::PreVolta;
+    let pre_volta = kernel(HALF_WARP_ARMS)
+        .threads(32)
+        .arg(Arg::zeros(32))
+        .config(config)
+        .run()
+        .ok();
+    assert_eq!(pre_volta.u32s(0), (0..32).collect::<Vec<u32>>());
+    let kinds: Vec<_> = pre_volta
+        .outcome
+        .findings
+        .iter()
+        .map(|finding| (finding.kind, finding.severity, finding.sites[0].pc))
+        .collect();
+    // The taken side (lanes 0-15, `@low`) runs first.
+    assert_eq!(
+        kinds,
+        vec![
+            (
+                FindingKind::DivergentBarrierInWarp,
+                Severity::Error,
+                pre_volta.pc("@low")
+            ),
+            (
+                FindingKind::DivergentBarrierInWarp,
+                Severity::Error,
+                pre_volta.pc("@high")
+            ),
+        ]
+    );
 }

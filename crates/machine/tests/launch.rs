@@ -1,11 +1,10 @@
 //! Launch validation (block and grid shapes, parameter buffer size, shared
-//! memory limits, barrier semantics) and the partial last warp of a block
+//! memory limits) and the partial last warp of a block
 //! whose size is not a multiple of 32: its missing lanes never run, vote, take
 //! part in shuffles or bank conflicts, nor count as barrier arrivals.
 
 mod common;
 use common::*;
-use warpsim_machine::{BarrierSemantics, MachineConfig};
 
 // A kernel that does nothing but store its thread index.
 const STORE_TID: &str = r#"
@@ -105,14 +104,6 @@ fn shared_memory_beyond_the_limits_is_refused() {
     kernel(DYNAMIC_ONLY).dynamic_shared(227 * 1024).run().ok();
     let message = refused(kernel(DYNAMIC_ONLY).dynamic_shared(227 * 1024 + 1));
     assert!(message.contains("exceed"), "{message}");
-}
-
-#[test]
-fn pre_volta_barrier_semantics_are_refused_until_implemented() {
-    let mut config = MachineConfig::hopper();
-    config.barriers.semantics = BarrierSemantics::PreVolta;
-    let message = refused(kernel(STORE_TID).config(config).arg(Arg::zeros(32)));
-    assert!(message.contains("pre-volta"), "{message}");
 }
 
 // A block of 16 x 3 = 48 threads: warp 1 holds threads (0..16, 2) in lanes 0..15.
