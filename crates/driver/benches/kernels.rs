@@ -102,5 +102,24 @@ fn execute(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, translate, execute);
+/// `run` against `check` (the static analysis, the run with the barrier
+/// checker's findings gathered, and their rendering), side by side on one
+/// host thread: issue 4 asks that checking cost at most twice running.
+fn check(c: &mut Criterion) {
+    let mut group = c.benchmark_group("check");
+    group.sample_size(20);
+    for kernel in KERNELS {
+        let config = warpsim_driver::load_config(None).expect("the built-in machine");
+        let prepared = warpsim_driver::prepare(&launch_path(kernel), config).expect("it prepares");
+        group.bench_function(BenchmarkId::new(kernel, "run"), |b| {
+            b.iter(|| prepared.execute(1).expect("it runs"))
+        });
+        group.bench_function(BenchmarkId::new(kernel, "check"), |b| {
+            b.iter(|| prepared.check(1).expect("it runs"))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, translate, execute, check);
 criterion_main!(benches);
