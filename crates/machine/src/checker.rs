@@ -326,7 +326,18 @@ impl BlockChecker {
                     .map(|arrival| arrival.pc);
                 let first = warp_pcs.next();
                 let several = warp_pcs.any(|pc| Some(pc) != first);
-                several || absent_lanes(warp) != 0
+                // The same lanes arriving twice is reported as such, not
+                // as a warp split between instructions.
+                let mut seen = 0u32;
+                let twice = arrivals
+                    .iter()
+                    .filter(|arrival| arrival.warp == warp)
+                    .any(|arrival| {
+                        let overlap = seen & arrival.lanes != 0;
+                        seen |= arrival.lanes;
+                        overlap
+                    });
+                !twice && (several || absent_lanes(warp) != 0)
             })
             .collect();
         if !divergent_warps.is_empty() {
@@ -355,7 +366,7 @@ impl BlockChecker {
                 if threads.is_empty() {
                     continue;
                 }
-                let label = format!("{} threads waited here", thread_count(&threads));
+                let label = format!("{} threads arrived here", thread_count(&threads));
                 finding
                     .sites
                     .push(Site::new(pc, threads, label, index == 0));
@@ -385,7 +396,7 @@ impl BlockChecker {
             );
             for (index, &pc) in pcs.iter().enumerate() {
                 let threads = lanes_at(pc, &|_| true);
-                let label = format!("{} threads waited here", thread_count(&threads));
+                let label = format!("{} threads arrived here", thread_count(&threads));
                 finding
                     .sites
                     .push(Site::new(pc, threads, label, index == 0));
@@ -428,7 +439,7 @@ impl BlockChecker {
                 );
                 for (index, &pc) in pcs.iter().enumerate() {
                     let threads = lanes_at(pc, &|_| true);
-                    let label = format!("{waited} of {total} threads waited here");
+                    let label = format!("{waited} of {total} threads arrived here");
                     finding
                         .sites
                         .push(Site::new(pc, threads, label, index == 0));
@@ -545,23 +556,33 @@ impl Finding {
                         })
                 })
                 .collect();
+            // Live threads not waiting here: every lane of an unfinished
+            // warp's paths (a reconvergence entry holds the lanes of the
+            // paths above it too) less those waiting at this barrier.
             let missing: Vec<WarpLanes> = error
                 .warps
                 .iter()
-                .flat_map(|warp| {
-                    warp.paths
+                .map(|warp| {
+                    let all = warp.paths.iter().fold(0, |lanes, path| lanes | path.lanes);
+                    let here = waiting
                         .iter()
-                        .filter(|path| path.waiting != Waiting::Barrier(barrier.id))
-                        .map(move |path| WarpLanes {
-                            warp: warp.warp,
-                            lanes: path.lanes,
-                        })
+                        .filter(|entry| entry.warp == warp.warp)
+                        .fold(0, |lanes, entry| lanes | entry.lanes);
+                    WarpLanes {
+                        warp: warp.warp,
+                        lanes: all & !here,
+                    }
                 })
+                .filter(|entry| entry.lanes != 0)
                 .collect();
             let missing_text = if missing.is_empty() {
-                String::new()
+                "; every thread that has not exited is here, so the count can never be reached"
+                    .to_string()
             } else {
-                format!("; missing: threads {}", thread_ranges(&missing))
+                format!(
+                    "; missing: threads {} (where they stand is marked above)",
+                    thread_ranges(&missing)
+                )
             };
             finding.notes.push(format!(
                 "barrier {}: {} of {} expected threads arrived (threads {}){missing_text}",
