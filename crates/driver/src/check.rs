@@ -92,6 +92,45 @@ impl FindingReport {
     }
 }
 
+/// Merges findings that say the same thing at the same source lines: the
+/// compiler copies code (unrolled loops, inlined functions), so one CUDA
+/// line can stand for several instructions, and a barrier in a loop has a
+/// phase per round. The first is kept, with a note of how many it stands for.
+pub fn merge_by_line(findings: Vec<FindingReport>) -> Vec<FindingReport> {
+    let key = |finding: &FindingReport| {
+        let mut lines: Vec<(String, u32)> = finding
+            .sites
+            .iter()
+            .map(|site| (site.file.clone(), site.line))
+            .collect();
+        lines.sort();
+        lines.dedup();
+        (finding.kind, finding.severity, lines)
+    };
+    let mut merged: Vec<(FindingReport, usize)> = Vec::new();
+    for finding in findings {
+        let finding_key = key(&finding);
+        match merged.iter_mut().find(|(kept, _)| key(kept) == finding_key) {
+            Some((kept, count)) => {
+                *count += 1;
+                kept.blocks = kept.blocks.max(finding.blocks);
+            }
+            None => merged.push((finding, 1)),
+        }
+    }
+    merged
+        .into_iter()
+        .map(|(mut finding, count)| {
+            if count > 1 {
+                finding.notes.push(format!(
+                    "found {count} times at these lines (copies of the code the compiler made, or phases of a barrier in a loop); the first is shown"
+                ));
+            }
+            finding
+        })
+        .collect()
+}
+
 /// The static findings of `kernel`: block barriers that the uniformity
 /// analysis finds reachable by control flow that differs between threads.
 pub fn static_findings(module: &Module, kernel: &Kernel) -> Vec<FindingReport> {
@@ -99,7 +138,7 @@ pub fn static_findings(module: &Module, kernel: &Kernel) -> Vec<FindingReport> {
         let loc = kernel.instrs[instr.index()].loc;
         (module.file_name(loc.file).to_string(), loc.line)
     };
-    warpsim_ir::uniformity::divergent_barriers(kernel)
+    let findings = warpsim_ir::uniformity::divergent_barriers(kernel)
         .into_iter()
         .map(|finding| {
             let (file, line) = location(finding.barrier);
@@ -139,7 +178,8 @@ pub fn static_findings(module: &Module, kernel: &Kernel) -> Vec<FindingReport> {
                 notes: Vec::new(),
             }
         })
-        .collect()
+        .collect();
+    merge_by_line(findings)
 }
 
 /// A finding as a compiler would print it.
@@ -221,7 +261,7 @@ impl crate::PreparedLaunch {
     ) -> Result<(crate::RunResult, CheckOutcome), crate::InputError> {
         let mut result = self.execute(host_threads)?;
         let mut findings = self.static_findings();
-        findings.extend(result.findings.iter().cloned());
+        findings.extend(merge_by_line(result.findings.clone()));
         result.report.findings = Some(findings.clone());
         let mut sources = self.sources();
         let mut text = String::new();
