@@ -13,6 +13,24 @@
 //! findings are a pure function of the block's (deterministic) execution.
 //! Hangs (deadlocks, livelocks) end the block; the block turns them into
 //! findings with [`Finding::from_hang`].
+//!
+//! Where it departs from the letter of the rules, and why:
+//! - A barrier skipped by threads that then exit is reported only when the
+//!   static uniformity analysis finds the barrier reachable by divergent
+//!   control flow: threads that return early, before a barrier, are not
+//!   expected there (PTX: exited threads do not count), while threads that
+//!   skip a barrier inside an `if` and go on are not synchronised.
+//! - Livelock is "no observable progress for `barriers.livelock_window`
+//!   warp instructions while some thread waits". Every store or atomic to
+//!   shared or global memory counts as progress, even one that writes the
+//!   value already there, so a spin loop that stores ends at the instruction
+//!   limit instead.
+//! - "More threads than the count" is judged per barrier instruction over
+//!   the whole block: the distinct threads that wait at one `bar.sync a, b`
+//!   exceed `b`. A producer/consumer loop reusing a counted barrier with the
+//!   same warps is not affected.
+//! - Barrier id 16 and up stop the block (the PTX ISA allows 0 to 15); an
+//!   H100 runs such a kernel as if the id were valid.
 
 use crate::config::BarrierSemantics;
 use crate::error::{ExecError, FaultKind, Waiting};
