@@ -1023,3 +1023,369 @@ fn half_dot_inputs_are_multiples_of_1_256() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------
+// Half-precision arithmetic: every result against exact integer arithmetic.
+
+/// A half decoded for exact arithmetic: NaN, an infinity, or a finite value
+/// `±units × 2^-24` (every half is a whole number of 2^-24).
+#[derive(Clone, Copy)]
+enum Half {
+    Nan,
+    Inf(bool),
+    Finite(bool, i128),
+}
+
+const HALF_NAN: u16 = 0x7fff;
+
+fn half(bits: u16) -> Half {
+    let negative = bits & 0x8000 != 0;
+    let exponent = (bits >> 10) & 0x1f;
+    let mantissa = i128::from(bits & 0x3ff);
+    match exponent {
+        31 if mantissa != 0 => Half::Nan,
+        31 => Half::Inf(negative),
+        0 => Half::Finite(negative, mantissa),
+        _ => Half::Finite(negative, (1024 + mantissa) << (exponent - 1)),
+    }
+}
+
+/// `±magnitude × 2^-scale` (magnitude > 0, scale >= 24) rounded to the
+/// nearest half, ties to even; past 65504 by half a step or more, infinity.
+fn round_to_half(negative: bool, magnitude: u128, scale: u32) -> u16 {
+    let sign = if negative { 0x8000 } else { 0 };
+    let exponent = (127 - magnitude.leading_zeros() as i32) - scale as i32;
+    // Normal halves below 2^(e+1) are multiples of 2^(e-10); subnormals of 2^-24.
+    let exponent = exponent.max(-14);
+    let shift = (exponent - 10 + scale as i32) as u32;
+    let mut units = magnitude >> shift;
+    if shift > 0 {
+        let rest = magnitude & ((1 << shift) - 1);
+        let halfway = 1u128 << (shift - 1);
+        if rest > halfway || (rest == halfway && units & 1 == 1) {
+            units += 1;
+        }
+    }
+    // units is in [1024, 2048] for normals (2048 carries into the exponent),
+    // below 1024 for subnormals at exponent -14.
+    let bits = (((exponent + 14) as u128) << 10) + units;
+    sign | bits.min(0x7c00) as u16
+}
+
+/// A finite exact value `value × 2^-scale`; an exact zero gets the sign given.
+fn finite_result(value: i128, scale: u32, zero_negative: bool) -> u16 {
+    if value == 0 {
+        if zero_negative {
+            0x8000
+        } else {
+            0
+        }
+    } else {
+        round_to_half(value < 0, value.unsigned_abs(), scale)
+    }
+}
+
+fn signed(negative: bool, units: i128) -> i128 {
+    if negative {
+        -units
+    } else {
+        units
+    }
+}
+
+fn inf(negative: bool) -> u16 {
+    if negative {
+        0xfc00
+    } else {
+        0x7c00
+    }
+}
+
+fn host_hadd(a: u16, b: u16) -> u16 {
+    match (half(a), half(b)) {
+        (Half::Nan, _) | (_, Half::Nan) => HALF_NAN,
+        (Half::Inf(x), Half::Inf(y)) if x != y => HALF_NAN,
+        (Half::Inf(x), _) | (_, Half::Inf(x)) => inf(x),
+        // An exact zero sum is +0 unless both operands are negative (-0 + -0).
+        (Half::Finite(x, p), Half::Finite(y, q)) => {
+            finite_result(signed(x, p) + signed(y, q), 24, x && y)
+        }
+    }
+}
+
+fn host_hmul(a: u16, b: u16) -> u16 {
+    match (half(a), half(b)) {
+        (Half::Nan, _) | (_, Half::Nan) => HALF_NAN,
+        (Half::Inf(_), Half::Finite(_, 0)) | (Half::Finite(_, 0), Half::Inf(_)) => HALF_NAN,
+        (Half::Inf(x), Half::Inf(y) | Half::Finite(y, _)) | (Half::Finite(x, _), Half::Inf(y)) => {
+            inf(x != y)
+        }
+        (Half::Finite(x, p), Half::Finite(y, q)) => {
+            finite_result(signed(x != y, p * q), 48, x != y)
+        }
+    }
+}
+
+/// `a * b + c` with one rounding: the product is exact in units of 2^-48.
+fn host_hfma(a: u16, b: u16, c: u16) -> u16 {
+    let product = match (half(a), half(b)) {
+        (Half::Nan, _) | (_, Half::Nan) => return HALF_NAN,
+        (Half::Inf(_), Half::Finite(_, 0)) | (Half::Finite(_, 0), Half::Inf(_)) => return HALF_NAN,
+        (Half::Inf(x), Half::Inf(y) | Half::Finite(y, _)) | (Half::Finite(x, _), Half::Inf(y)) => {
+            Half::Inf(x != y)
+        }
+        (Half::Finite(x, p), Half::Finite(y, q)) => Half::Finite(x != y, p * q),
+    };
+    match (product, half(c)) {
+        (_, Half::Nan) => HALF_NAN,
+        (Half::Inf(x), Half::Inf(y)) if x != y => HALF_NAN,
+        (Half::Inf(x), _) | (_, Half::Inf(x)) => inf(x),
+        (Half::Finite(x, p), Half::Finite(y, q)) => {
+            finite_result(signed(x, p) + signed(y, q << 24), 48, x && y)
+        }
+        (Half::Nan, _) => unreachable!(),
+    }
+}
+
+/// `min` (`max` with `larger`): a NaN operand gives the other, two NaNs the
+/// canonical NaN, and -0 is below +0.
+fn host_hmin_max(a: u16, b: u16, larger: bool) -> u16 {
+    match (half(a), half(b)) {
+        (Half::Nan, Half::Nan) => HALF_NAN,
+        (Half::Nan, _) => b,
+        (_, Half::Nan) => a,
+        _ => {
+            let key = |bits: u16| match half(bits) {
+                Half::Inf(negative) => signed(negative, 1 << 60),
+                Half::Finite(negative, units) => 2 * signed(negative, units) - i128::from(negative),
+                Half::Nan => unreachable!(),
+            };
+            if (key(a) < key(b)) != larger {
+                a
+            } else {
+                b
+            }
+        }
+    }
+}
+
+/// The twelve comparisons of half_arith, as its bits: eq ne lt le gt ge,
+/// then their unordered forms (true when either is NaN).
+fn host_compare(a: u16, b: u16) -> u16 {
+    let value = |bits: u16| match half(bits) {
+        Half::Inf(negative) => Some(signed(negative, 1 << 60)),
+        Half::Finite(negative, units) => Some(signed(negative, units)),
+        Half::Nan => None,
+    };
+    let (Some(x), Some(y)) = (value(a), value(b)) else {
+        return 0b1111_1100_0000;
+    };
+    let ordered = [x == y, x != y, x < y, x <= y, x > y, x >= y];
+    let bits = ordered
+        .iter()
+        .enumerate()
+        .fold(0, |bits, (k, &holds)| bits | u16::from(holds) << k);
+    bits | bits << 6
+}
+
+/// `neg` (`sign` 0x8000) or `abs` (`sign` 0): the sign bit, flipped or
+/// cleared; a NaN gives the canonical NaN, as the H100 does.
+fn host_hneg_habs(a: u16, sign: u16) -> u16 {
+    match half(a) {
+        Half::Nan => HALF_NAN,
+        _ if sign == 0 => a & 0x7fff,
+        _ => a ^ sign,
+    }
+}
+
+/// The eight results of half_arith for one (a, b, c), in its order.
+fn host_half_ops(a: u16, b: u16, c: u16) -> [u16; 8] {
+    [
+        host_hadd(a, b),
+        host_hadd(a, b ^ 0x8000),
+        host_hmul(a, b),
+        host_hfma(a, b, c),
+        host_hneg_habs(a, 0x8000),
+        host_hneg_habs(a, 0),
+        host_hmin_max(a, b, false),
+        host_hmin_max(a, b, true),
+    ]
+}
+
+/// The exact rounding itself, on values worked out by hand.
+#[test]
+fn half_rounding_helper_rounds_to_nearest_even() {
+    // 1 + 2^-11 is halfway between 1 and 1 + 2^-10: ties to 1 (even).
+    assert_eq!(host_hadd(0x3c00, 0x1000), 0x3c00);
+    // 1 + 2^-10 + 2^-11 is halfway to 1 + 2^-9: ties up to the even 0x3c02.
+    assert_eq!(host_hadd(0x3c01, 0x1000), 0x3c02);
+    // 2048 + 1: the step is 2 there, a tie, to 2048 (even).
+    assert_eq!(host_hadd(0x6800, 0x3c00), 0x6800);
+    // 65504 + 8 rounds back to 65504; 65504 + 16 = 65520 is a tie between
+    // 0x7bff and 0x7c00, and goes to the even one: infinity.
+    assert_eq!(host_hadd(0x7bff, 0x4800), 0x7bff);
+    assert_eq!(host_hadd(0x7bff, 0x4c00), 0x7c00);
+    assert_eq!(host_hadd(0xfbff, 0xcc00), 0xfc00);
+    // Subnormals: 2^-24 + 2^-24 is exact, 2^-24 * 0.5 is a tie to +0 (even),
+    // 2^-24 * 0.75 rounds up to 2^-24, and the largest subnormal plus
+    // 2^-24 is the smallest normal.
+    assert_eq!(host_hadd(0x0001, 0x0001), 0x0002);
+    assert_eq!(host_hmul(0x0001, 0x3800), 0x0000);
+    assert_eq!(host_hmul(0x8001, 0x3800), 0x8000);
+    assert_eq!(host_hmul(0x0001, 0x3a00), 0x0001);
+    assert_eq!(host_hadd(0x03ff, 0x0001), 0x0400);
+    // 1/3 * 3 is 1 - 2^-12 exactly before rounding; as a tie it goes to 1.
+    assert_eq!(host_hmul(0x3555, 0x4200), 0x3c00);
+    // fma keeps what mul rounds away: (1 + 2^-10)^2 - (1 + 2^-9) = 2^-20.
+    assert_eq!(host_hmul(0x3c01, 0x3c01), 0x3c02);
+    assert_eq!(host_hfma(0x3c01, 0x3c01, 0xbc02), 0x0010);
+    // Signed zeros.
+    assert_eq!(host_hadd(0x8000, 0x8000), 0x8000);
+    assert_eq!(host_hadd(0x8000, 0x0000), 0x0000);
+    assert_eq!(host_hadd(0x3c00, 0xbc00), 0x0000);
+    assert_eq!(host_hmul(0x8000, 0x3c00), 0x8000);
+    assert_eq!(host_hfma(0x8000, 0x3c00, 0x8000), 0x8000);
+    assert_eq!(host_hfma(0x8000, 0x3c00, 0x0000), 0x0000);
+    // Infinities and NaNs.
+    assert_eq!(host_hadd(0x7c00, 0xfc00), HALF_NAN);
+    assert_eq!(host_hmul(0x7c00, 0x8000), HALF_NAN);
+    assert_eq!(host_hmul(0x7c00, 0x8001), 0xfc00);
+    assert_eq!(host_hfma(0x7c00, 0x0000, 0x3c00), HALF_NAN);
+    assert_eq!(host_hfma(0x7bff, 0x7bff, 0xfc00), 0xfc00);
+    assert_eq!(host_hmin_max(0x7e00, 0x3c00, false), 0x3c00);
+    assert_eq!(host_hmin_max(0x0000, 0x8000, false), 0x8000);
+    assert_eq!(host_hmin_max(0x8000, 0x0000, true), 0x0000);
+    // +0 and -0 are equal: eq, le, ge, and their unordered forms.
+    assert_eq!(host_compare(0x0000, 0x8000), 0b1010_0110_1001);
+    assert_eq!(host_compare(0x7e00, 0x3c00), 0b1111_1100_0000);
+}
+
+/// half_arith: every output bit against the host's exact arithmetic. The
+/// GPU's half instructions return the canonical NaN 0x7fff for every NaN
+/// result, `neg` and `abs` of a NaN included. The same PTX run on an H100
+/// (driver 580.159, through the CUDA driver API) wrote outputs with these
+/// FNV-1a digests, the simulator's bit for bit.
+#[test]
+fn half_arith() {
+    let run = run("half_arith");
+    let input = u16s(&run.initial("in"));
+    let (a, rest) = input.split_at(4096);
+    let (b, c) = rest.split_at(4096);
+    let out = u16s(&run.buffer("out"));
+    let cmp = u16s(&run.buffer("cmp"));
+    let out2 = u32s(&run.buffer("out2"));
+    let names = ["add", "sub", "mul", "fma", "neg", "abs", "min", "max"];
+    let h100 = [
+        ("out", 0xe181_5101_6f12_a0d3),
+        ("cmp", 0xa061_b094_67b3_2e33),
+        ("out2", 0x2cf5_5faf_e62c_97af),
+    ];
+    for (buffer, expected) in h100 {
+        assert_eq!(support::digest(&run.buffer(buffer)), expected, "{buffer}");
+    }
+    for i in 0..4096 {
+        let expected = host_half_ops(a[i], b[i], c[i]);
+        for (k, name) in names.iter().enumerate() {
+            assert_eq!(
+                out[8 * i + k],
+                expected[k],
+                "{name} of a={:#06x} b={:#06x} c={:#06x}: {:#06x}, expected {:#06x}",
+                a[i],
+                b[i],
+                c[i],
+                out[8 * i + k],
+                expected[k]
+            );
+        }
+        assert_eq!(
+            cmp[i],
+            host_compare(a[i], b[i]),
+            "comparisons of {:#06x}, {:#06x}",
+            a[i],
+            b[i]
+        );
+    }
+    // __half2: element 0 (low 16 bits) from element i, element 1 from i + 1.
+    for j in 0..2048 {
+        let low = host_half_ops(a[2 * j], b[2 * j], c[2 * j]);
+        let high = host_half_ops(a[2 * j + 1], b[2 * j + 1], c[2 * j + 1]);
+        for (k, name) in names.iter().enumerate() {
+            let expected = u32::from(low[k]) | u32::from(high[k]) << 16;
+            assert_eq!(
+                out2[8 * j + k],
+                expected,
+                "{name}.f16x2 of pair {j}: {:#010x}, expected {expected:#010x}",
+                out2[8 * j + k]
+            );
+        }
+    }
+}
+
+/// half-arith.bin has what half_arith.toml says: a and b every pair of 64
+/// halves with both zeros, subnormals, infinities and NaNs; sums and
+/// products that round, overflow and underflow; fma cases that keep the
+/// product's rounding error.
+#[test]
+fn half_arith_inputs_cover_the_special_cases() {
+    let bytes = std::fs::read(repo_root().join("programs/corpus/half-arith.bin")).unwrap();
+    let input = u16s(&bytes);
+    assert_eq!(input.len(), 3 * 4096);
+    let (a, rest) = input.split_at(4096);
+    let (b, c) = rest.split_at(4096);
+    let values: Vec<u16> = (0..64).map(|k| a[64 * k]).collect();
+    for i in 0..4096 {
+        assert_eq!((a[i], b[i]), (values[i / 64], values[i % 64]));
+    }
+    let has = |test: &dyn Fn(u16) -> bool| values.iter().any(|&v| test(v));
+    for bits in [0x0000, 0x8000, 0x7c00, 0xfc00, 0x7bff, 0xfbff] {
+        assert!(has(&|v| v == bits), "{bits:#06x}");
+    }
+    assert!(has(&|v| v & 0x7c00 == 0
+        && v & 0x3ff != 0
+        && v & 0x8000 == 0));
+    assert!(has(&|v| v & 0x7c00 == 0
+        && v & 0x3ff != 0
+        && v & 0x8000 != 0));
+    assert!(has(&|v| v & 0x7c00 == 0x7c00
+        && v & 0x3ff != 0
+        && v & 0x8000 != 0));
+    assert!(has(&|v| v & 0x7e00 == 0x7c00 && v & 0x1ff != 0)); // signalling NaN
+                                                               // Results that are not exact: the rounding is exercised, both ways.
+    let exact_sum = |i: usize| match (half(a[i]), half(b[i])) {
+        (Half::Finite(x, p), Half::Finite(y, q)) => Some(signed(x, p) + signed(y, q)),
+        _ => None,
+    };
+    let inexact = (0..4096)
+        .filter(|&i| match (exact_sum(i), half(host_hadd(a[i], b[i]))) {
+            (Some(sum), Half::Finite(x, r)) => sum != signed(x, r),
+            _ => false,
+        })
+        .count();
+    assert!(inexact > 100, "{inexact} inexact sums");
+    let fma_differs = (0..4096)
+        .filter(|&i| {
+            let fused = host_hfma(a[i], b[i], c[i]);
+            let twice = host_hadd(host_hmul(a[i], b[i]), c[i]);
+            fused != twice && fused & 0x7c00 != 0x7c00
+        })
+        .count();
+    assert!(
+        fma_differs > 100,
+        "{fma_differs} fma results differ from mul then add"
+    );
+    let underflow = (0..4096)
+        .filter(|&i| matches!(half(a[i]), Half::Finite(_, u) if u != 0))
+        .filter(|&i| matches!(half(b[i]), Half::Finite(_, u) if u != 0))
+        .filter(|&i| host_hmul(a[i], b[i]) & 0x7fff == 0)
+        .count();
+    assert!(
+        underflow > 10,
+        "{underflow} products that underflow to zero"
+    );
+    let overflow = (0..4096)
+        .filter(|&i| a[i] & 0x7c00 != 0x7c00 && b[i] & 0x7c00 != 0x7c00)
+        .filter(|&i| host_hadd(a[i], b[i]) & 0x7fff == 0x7c00)
+        .count();
+    assert!(overflow > 0, "no sum overflows");
+    assert!(c.iter().any(|&v| v & 0x7c00 == 0x7c00 && v & 0x3ff != 0));
+}

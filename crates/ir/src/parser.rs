@@ -1794,6 +1794,10 @@ impl<'a> Parser<'a> {
                 &token,
                 "a `.f16` operand cannot be a literal: move its bits with `mov.b16`",
             )),
+            TypeKind::Float if ty == ScalarType::F16x2 => Err(self.error_at(
+                &token,
+                "a `.f16x2` operand cannot be a literal: move its bits with `mov.b32`",
+            )),
             TypeKind::Float => {
                 let text = match &token.kind {
                     TokenKind::Float(text) => text.clone(),

@@ -22,6 +22,9 @@ pub enum ScalarType {
     S64,
     /// Half precision: a storage and conversion type (`cvt.f32.f16`).
     F16,
+    /// Two halves in 32 bits (`add.f16x2`), element 0 in the low 16 bits:
+    /// an arithmetic type of `add sub mul fma neg abs min max` only.
+    F16x2,
     F32,
     F64,
 }
@@ -38,7 +41,7 @@ pub enum TypeKind {
 
 impl ScalarType {
     /// Every type, in the order used for parsing and documentation.
-    pub const ALL: [ScalarType; 16] = [
+    pub const ALL: [ScalarType; 17] = [
         ScalarType::Pred,
         ScalarType::B8,
         ScalarType::B16,
@@ -53,6 +56,7 @@ impl ScalarType {
         ScalarType::S32,
         ScalarType::S64,
         ScalarType::F16,
+        ScalarType::F16x2,
         ScalarType::F32,
         ScalarType::F64,
     ];
@@ -74,6 +78,7 @@ impl ScalarType {
             ScalarType::S32 => "s32",
             ScalarType::S64 => "s64",
             ScalarType::F16 => "f16",
+            ScalarType::F16x2 => "f16x2",
             ScalarType::F32 => "f32",
             ScalarType::F64 => "f64",
         }
@@ -90,7 +95,11 @@ impl ScalarType {
             ScalarType::Pred => 0,
             ScalarType::B8 | ScalarType::U8 | ScalarType::S8 => 1,
             ScalarType::B16 | ScalarType::U16 | ScalarType::S16 | ScalarType::F16 => 2,
-            ScalarType::B32 | ScalarType::U32 | ScalarType::S32 | ScalarType::F32 => 4,
+            ScalarType::B32
+            | ScalarType::U32
+            | ScalarType::S32
+            | ScalarType::F16x2
+            | ScalarType::F32 => 4,
             ScalarType::B64 | ScalarType::U64 | ScalarType::S64 | ScalarType::F64 => 8,
         }
     }
@@ -113,7 +122,9 @@ impl ScalarType {
             ScalarType::S8 | ScalarType::S16 | ScalarType::S32 | ScalarType::S64 => {
                 TypeKind::Signed
             }
-            ScalarType::F16 | ScalarType::F32 | ScalarType::F64 => TypeKind::Float,
+            ScalarType::F16 | ScalarType::F16x2 | ScalarType::F32 | ScalarType::F64 => {
+                TypeKind::Float
+            }
         }
     }
 

@@ -760,14 +760,32 @@ pub fn f16_fma(a: u64, b: u64, c: u64) -> u64 {
     u64::from(f64_to_f16(f16_value(a) * f16_value(b) + f16_value(c)))
 }
 
-/// `neg.f16`: flips the sign bit, NaN included.
-pub fn f16_neg(a: u64) -> u64 {
-    (a ^ 0x8000) & 0xffff
+/// Whether the low 16 bits of a lane are a half NaN.
+#[inline(always)]
+fn f16_is_nan(a: u64) -> bool {
+    a & 0x7fff > 0x7c00
 }
 
-/// `abs.f16`: clears the sign bit, NaN included.
+/// `neg.f16`: flips the sign bit; a NaN becomes the canonical NaN `0x7fff`,
+/// as an H100 does (measured with programs/corpus/half-arith.cu: `neg.f16`
+/// and `neg.f16x2` of 0x7e00, 0xfe00, 0x7c01 and 0xffff all give 0x7fff,
+/// unlike `neg.f32`, which keeps the NaN's bits).
+pub fn f16_neg(a: u64) -> u64 {
+    if f16_is_nan(a) {
+        0x7fff
+    } else {
+        (a ^ 0x8000) & 0xffff
+    }
+}
+
+/// `abs.f16`: clears the sign bit; a NaN becomes the canonical NaN `0x7fff`
+/// (measured on an H100, as for [`f16_neg`]).
 pub fn f16_abs(a: u64) -> u64 {
-    a & 0x7fff
+    if f16_is_nan(a) {
+        0x7fff
+    } else {
+        a & 0x7fff
+    }
 }
 
 /// `min.f16`, as [`f32_min`] on the exact `f32` values (a NaN operand gives
@@ -796,6 +814,29 @@ pub fn f16_max(a: u64, b: u64) -> u64 {
 pub fn f16_compare(cmp: CmpOp, a: u64, b: u64) -> bool {
     let widen = |half: u64| u64::from(f16_to_f32(half as u16).to_bits());
     compare(cmp, NumberType::Float(FloatType::F32), widen(a), widen(b))
+}
+
+/// `.f16x2` (two halves in 32 bits, element 0 in the low 16): `f` on each
+/// element pair of `a` and `b`; the bits above the pair are zero.
+#[inline(always)]
+pub fn f16x2_binary(a: u64, b: u64, f: impl Fn(u64, u64) -> u64) -> u64 {
+    let low = f(a & 0xffff, b & 0xffff);
+    let high = f((a >> 16) & 0xffff, (b >> 16) & 0xffff);
+    (low & 0xffff) | (high & 0xffff) << 16
+}
+
+/// [`f16x2_binary`] for one operand (`neg.f16x2`, `abs.f16x2`).
+#[inline(always)]
+pub fn f16x2_unary(a: u64, f: impl Fn(u64) -> u64) -> u64 {
+    f16x2_binary(a, 0, |x, _| f(x))
+}
+
+/// [`f16x2_binary`] for three operands (`fma.rn.f16x2`).
+#[inline(always)]
+pub fn f16x2_ternary(a: u64, b: u64, c: u64, f: impl Fn(u64, u64, u64) -> u64) -> u64 {
+    let low = f(a & 0xffff, b & 0xffff, c & 0xffff);
+    let high = f((a >> 16) & 0xffff, (b >> 16) & 0xffff, (c >> 16) & 0xffff);
+    (low & 0xffff) | (high & 0xffff) << 16
 }
 
 #[cfg(test)]
@@ -1230,6 +1271,13 @@ mod half_tests {
         assert_eq!(f16_neg(one), 0xbc00);
         assert_eq!(f16_abs(0xbc00), one);
         assert_eq!(f16_neg(0), 0x8000);
+        assert_eq!(f16_abs(0x8000), 0);
+        assert_eq!(f16_neg(inf), ninf);
+        assert_eq!(f16_abs(ninf), inf);
+        for nan in [0x7e00, 0xfe00, 0x7c01, 0xfc01, 0x7fff, 0xffff] {
+            assert_eq!(f16_neg(nan), 0x7fff, "neg {nan:#06x}");
+            assert_eq!(f16_abs(nan), 0x7fff, "abs {nan:#06x}");
+        }
         assert_eq!(f16_min(nan, one), one);
         assert_eq!(f16_max(one, nan), one);
         assert_eq!(f16_min(nan, nan), 0x7fff);
@@ -1255,6 +1303,33 @@ mod half_tests {
                 assert_eq!(f16_to_f32(max), x.max(y), "max({a:#06x}, {b:#06x})");
                 assert_eq!(f16_compare(CmpOp::Lt, a.into(), b.into()), x < y);
                 assert_eq!(f16_compare(CmpOp::Ge, a.into(), b.into()), x >= y);
+            }
+        }
+    }
+
+    #[test]
+    fn packed_halves_are_two_independent_elements() {
+        // Element 0 in the low 16 bits: (1, -2) + (2, 65504) = (3, 65504).
+        assert_eq!(f16x2_binary(0xc000_3c00, 0x7bff_4000, f16_add), 0x7bff_4200);
+        // Bits above the pair are ignored and come back zero.
+        assert_eq!(
+            f16x2_binary(0xffff_ffff_c000_3c00, 0x7bff_4000, f16_add),
+            0x7bff_4200
+        );
+        // A NaN in one element leaves the other alone.
+        assert_eq!(f16x2_binary(0x7e00_3c00, 0x3c00_3c00, f16_mul), 0x7fff_3c00);
+        assert_eq!(f16x2_unary(0x7e00_3c00, f16_neg), 0x7fff_bc00);
+        assert_eq!(f16x2_unary(0x8000_bc00, f16_abs), 0x0000_3c00);
+        // (1 + 2^-10)^2 - (1 + 2^-9) keeps 2^-20 = 0x0010 in each element.
+        assert_eq!(
+            f16x2_ternary(0x3c01_3c01, 0x3c01_3c01, 0xbc02_bc02, f16_fma),
+            0x0010_0010
+        );
+        for a in halves(7, 200) {
+            for b in halves(8, 20) {
+                let (a, b) = (u64::from(a), u64::from(b));
+                let packed = f16x2_binary(a | b << 16, b | a << 16, f16_min);
+                assert_eq!(packed, f16_min(a, b) | f16_min(b, a) << 16);
             }
         }
     }

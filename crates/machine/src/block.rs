@@ -840,6 +840,45 @@ fn execute<const HARDWARE_FMA: bool>(
                 });
             }
         }
+        Kind::HalfBinary {
+            op,
+            packed,
+            dst,
+            a,
+            b,
+        } => half_binary(values, op, packed, dst, a, b, active),
+        Kind::HalfUnary { op, packed, dst, a } => half_unary(values, op, packed, dst, a, active),
+        Kind::HalfFma {
+            packed: false,
+            dst,
+            a,
+            b,
+            c,
+        } => map3(values, dst, a, b, c, active, arith::f16_fma),
+        Kind::HalfFma {
+            packed: true,
+            dst,
+            a,
+            b,
+            c,
+        } => map3(values, dst, a, b, c, active, |x, y, z| {
+            arith::f16x2_ternary(x, y, z, arith::f16_fma)
+        }),
+        Kind::HalfSetp {
+            cmp,
+            dst,
+            a,
+            b,
+            combine,
+        } => {
+            let a = lanes(values, a);
+            let b = lanes(values, b);
+            let mut result = lane_mask(|lane| arith::f16_compare(cmp, a[lane], b[lane]));
+            if let Some((op, pred, negated)) = combine {
+                result = combine_bits(op, result, warp.pred_bits(pred, negated));
+            }
+            warp.set_pred(dst, active, result);
+        }
         Kind::FmaDirected {
             rounding,
             dst,
@@ -1725,4 +1764,57 @@ fn atomic(
         record_sectors(counters, &mut state.sectors);
     }
     Ok(())
+}
+
+/// `.f16` (or, `packed`, `.f16x2`) binary arithmetic on the active lanes:
+/// one monomorphic lane loop per operation, the rounding done by arith.rs.
+#[inline(always)]
+fn half_binary(
+    values: &mut [u64],
+    op: HalfBinary,
+    packed: bool,
+    dst: u32,
+    a: u32,
+    b: u32,
+    active: u32,
+) {
+    #[inline(always)]
+    fn lanes2(
+        values: &mut [u64],
+        packed: bool,
+        dst: u32,
+        a: u32,
+        b: u32,
+        active: u32,
+        f: impl Fn(u64, u64) -> u64 + Copy,
+    ) {
+        if packed {
+            map2(values, dst, a, b, active, |x, y| {
+                arith::f16x2_binary(x, y, f)
+            });
+        } else {
+            map2(values, dst, a, b, active, f);
+        }
+    }
+    match op {
+        HalfBinary::Add => lanes2(values, packed, dst, a, b, active, arith::f16_add),
+        HalfBinary::Sub => lanes2(values, packed, dst, a, b, active, arith::f16_sub),
+        HalfBinary::Mul => lanes2(values, packed, dst, a, b, active, arith::f16_mul),
+        HalfBinary::Min => lanes2(values, packed, dst, a, b, active, arith::f16_min),
+        HalfBinary::Max => lanes2(values, packed, dst, a, b, active, arith::f16_max),
+    }
+}
+
+/// `neg`/`abs` on `.f16` (or, `packed`, `.f16x2`) lanes: sign bits only.
+#[inline(always)]
+fn half_unary(values: &mut [u64], op: HalfUnary, packed: bool, dst: u32, a: u32, active: u32) {
+    let f = match op {
+        HalfUnary::Neg => arith::f16_neg,
+        HalfUnary::Abs => arith::f16_abs,
+    };
+    if packed {
+        map1(values, dst, a, active, |x| arith::f16x2_unary(x, f));
+    } else {
+        map1(values, dst, a, active, f);
+    }
 }

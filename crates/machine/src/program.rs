@@ -121,6 +121,23 @@ pub enum FloatBinary {
     Max,
 }
 
+/// Half-precision (`.f16`, `.f16x2`) binary operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HalfBinary {
+    Add,
+    Sub,
+    Mul,
+    Min,
+    Max,
+}
+
+/// Half-precision (`.f16`, `.f16x2`) sign operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HalfUnary {
+    Neg,
+    Abs,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum IntUnary {
     Mov,
@@ -242,6 +259,39 @@ pub enum Kind {
         saturate: bool,
         dst: ValueReg,
         src: ValueReg,
+    },
+    /// Half-precision arithmetic on the low 16 bits of each lane (`.f16`),
+    /// or with `packed` on two halves in the low 32 bits (`.f16x2`, element
+    /// 0 in the low 16): exact, then rounded once to nearest even.
+    HalfBinary {
+        op: HalfBinary,
+        packed: bool,
+        dst: ValueReg,
+        a: ValueReg,
+        b: ValueReg,
+    },
+    /// `neg`/`abs` on `.f16` or `.f16x2` (`packed`): sign bits only.
+    HalfUnary {
+        op: HalfUnary,
+        packed: bool,
+        dst: ValueReg,
+        a: ValueReg,
+    },
+    /// `fma.rn.f16` or `fma.rn.f16x2` (`packed`): one rounding.
+    HalfFma {
+        packed: bool,
+        dst: ValueReg,
+        a: ValueReg,
+        b: ValueReg,
+        c: ValueReg,
+    },
+    /// `setp.cmp.f16`.
+    HalfSetp {
+        cmp: CmpOp,
+        dst: PredReg,
+        a: ValueReg,
+        b: ValueReg,
+        combine: Option<(BoolOp, PredReg, bool)>,
     },
     /// `fma.rz/.rm/.rp.f32`.
     FmaDirected {
@@ -734,25 +784,105 @@ impl Lowerer<'_> {
         }
     }
 
-    fn lower_op(&mut self, op: &Op) -> Result<Kind, LowerError> {
-        if let Op::Binary { ty, .. }
-        | Op::MulAdd { ty, .. }
-        | Op::Setp { ty, .. }
-        | Op::Atom { ty, .. }
-        | Op::Unary { ty, .. } = op
-        {
-            let moves_bits = matches!(
-                op,
-                Op::Unary {
-                    op: UnaryOp::Mov,
-                    ..
+    /// Half-precision arithmetic (`.f16`, `.f16x2`): `Some` kind for the
+    /// operations the machine has, an error for the other half forms, `None`
+    /// for everything else (including `mov`, `ld`, `st`, `selp` of halves,
+    /// which move bits, and `cvt` to and from `.f16`).
+    fn lower_half(&mut self, op: &Op) -> Result<Option<Kind>, LowerError> {
+        let half = |ty: &ScalarType| matches!(ty, ScalarType::F16 | ScalarType::F16x2);
+        let unsupported = |lowerer: &Self, what: &str, ty: &ScalarType| {
+            Err(lowerer.error(format!(
+                "{what} is not supported for `.{ty}`; half-precision arithmetic is `add sub mul fma.rn neg abs min max` (and `setp` for `.f16`)"
+            )))
+        };
+        Ok(Some(match op {
+            Op::Binary { op, ty, dst, a, b } if half(ty) => {
+                let op = match op {
+                    BinaryOp::Add => HalfBinary::Add,
+                    BinaryOp::Sub => HalfBinary::Sub,
+                    BinaryOp::Mul => HalfBinary::Mul,
+                    BinaryOp::Min => HalfBinary::Min,
+                    BinaryOp::Max => HalfBinary::Max,
+                    other => return unsupported(self, &format!("`{other:?}`").to_lowercase(), ty),
+                };
+                Kind::HalfBinary {
+                    op,
+                    packed: *ty == ScalarType::F16x2,
+                    dst: self.dst(*dst),
+                    a: self.value(a)?,
+                    b: self.value(b)?,
                 }
-            );
-            if *ty == ScalarType::F16 && !moves_bits {
-                return Err(self.error(
-                    "half-precision arithmetic (`.f16`) is not supported yet; `cvt` to and from `.f16` is".to_string(),
-                ));
             }
+            Op::Unary {
+                op: UnaryOp::Mov, ..
+            } => return Ok(None),
+            Op::Unary { op, ty, dst, a } if half(ty) => {
+                let op = match op {
+                    UnaryOp::Neg => HalfUnary::Neg,
+                    UnaryOp::Abs => HalfUnary::Abs,
+                    other => return unsupported(self, &format!("`{other:?}`").to_lowercase(), ty),
+                };
+                Kind::HalfUnary {
+                    op,
+                    packed: *ty == ScalarType::F16x2,
+                    dst: self.dst(*dst),
+                    a: self.value(a)?,
+                }
+            }
+            Op::MulAdd {
+                mode: MulAddMode::Fused,
+                ty,
+                dst,
+                a,
+                b,
+                c,
+            } if half(ty) => Kind::HalfFma {
+                packed: *ty == ScalarType::F16x2,
+                dst: self.dst(*dst),
+                a: self.value(a)?,
+                b: self.value(b)?,
+                c: self.value(c)?,
+            },
+            Op::MulAdd { ty, .. } if half(ty) => {
+                return unsupported(self, "`fma` with a directed rounding", ty)
+            }
+            Op::Setp {
+                cmp,
+                ty: ScalarType::F16,
+                dst,
+                a,
+                b,
+                combine,
+            } => {
+                let combine = match combine {
+                    Some((op, pred)) => {
+                        let (reg, negated) = self.pred(pred)?;
+                        Some((*op, reg, negated))
+                    }
+                    None => None,
+                };
+                Kind::HalfSetp {
+                    cmp: *cmp,
+                    dst: self.dst(*dst),
+                    a: self.value(a)?,
+                    b: self.value(b)?,
+                    combine,
+                }
+            }
+            Op::Setp { ty, .. } if half(ty) => return unsupported(self, "`setp`", ty),
+            Op::Atom { ty, .. } if half(ty) => return unsupported(self, "`atom`/`red`", ty),
+            Op::Cvt { dst_ty, src_ty, .. }
+                if *dst_ty == ScalarType::F16x2 || *src_ty == ScalarType::F16x2 =>
+            {
+                return unsupported(self, "`cvt`", &ScalarType::F16x2)
+            }
+            _ => return Ok(None),
+        }))
+    }
+
+    fn lower_op(&mut self, op: &Op) -> Result<Kind, LowerError> {
+        if let Some(kind) = self.lower_half(op)? {
+            return Ok(kind);
         }
         Ok(match op {
             Op::Binary { op, ty, dst, a, b } if *ty == ScalarType::Pred => {
