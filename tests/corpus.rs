@@ -1389,3 +1389,66 @@ fn half_arith_inputs_cover_the_special_cases() {
     assert!(overflow > 0, "no sum overflows");
     assert!(c.iter().any(|&v| v & 0x7c00 == 0x7c00 && v & 0x3ff != 0));
 }
+
+// ---------------------------------------------------------------------------
+// PTX forms beyond the core set: `.sat`, vector packing, funnel shifts, lop3
+
+/// `.sat` on a host-computed f32 result: [+0, 1], NaN and -0 to +0.
+fn host_saturate(value: f32) -> u32 {
+    if value.is_nan() || value <= 0.0 {
+        0
+    } else if value >= 1.0 {
+        1.0f32.to_bits()
+    } else {
+        value.to_bits()
+    }
+}
+
+/// saturating_arith: the integer `.sat` forms against the exact result in
+/// i128 clamped to i32, the float ones against the host's f32 arithmetic
+/// clamped to [+0, 1]. No shared memory: no conflicts.
+#[test]
+fn saturating_arith_clamps_like_the_ptx_isa() {
+    let run = run("saturating_arith");
+    let a = i32s(&run.initial("a"));
+    let b = i32s(&run.initial("b"));
+    let u = f32s(&run.initial("u"));
+    let iout = i32s(&run.buffer("iout"));
+    let fout = u32s(&run.buffer("fout"));
+    let n = 1024;
+    let clamp = |v: i128| v.clamp(i128::from(i32::MIN), i128::from(i32::MAX)) as i32;
+    let mut clamped = 0;
+    for i in 0..n {
+        let (x, y, z) = (
+            i128::from(a[i]),
+            i128::from(b[i]),
+            i128::from(a[(i + 1) % n]),
+        );
+        let sums = [x + y, x - y, (x * y).div_euclid(1 << 32) + z];
+        for (k, exact) in sums.into_iter().enumerate() {
+            assert_eq!(iout[3 * i + k], clamp(exact), "iout[{}]", 3 * i + k);
+            clamped += usize::from(clamp(exact) as i128 != exact);
+        }
+        let mut p = 4.0f32.mul_add(u[i], -1.5);
+        let mut q = 3.0f32.mul_add(u[(i + 7) % n], -1.0);
+        let mut w = 2.0f32.mul_add(u[(i + 13) % n], -1.0);
+        if i % 32 == 31 {
+            p = f32::NAN;
+        }
+        if i % 32 == 30 {
+            q = f32::INFINITY;
+        }
+        if i % 32 == 29 {
+            w = f32::NEG_INFINITY;
+        }
+        let expected = [p + q, p - q, p * q, p.mul_add(q, w), p - w].map(host_saturate);
+        assert_eq!(&fout[5 * i..5 * i + 5], &expected, "fout[{}..]", 5 * i);
+    }
+    // Random ints overflow in about a quarter of the sums and differences.
+    assert!(clamped > 400, "{clamped} results clamped");
+    assert!(run
+        .report
+        .instructions
+        .iter()
+        .all(|i| i.bank_conflicts == 0));
+}

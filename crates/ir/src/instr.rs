@@ -442,9 +442,13 @@ pub enum MemoryOrder {
 /// The operation of an instruction, with its operands.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Op {
+    /// `op[.sat].ty dst, a, b`. `saturate` (`.sat`): `add`/`sub` of `.s32`
+    /// clamp to the `.s32` range; `add`/`sub`/`mul` of `.f32` clamp to
+    /// [0.0, 1.0], a NaN result becoming +0.0.
     Binary {
         op: BinaryOp,
         ty: ScalarType,
+        saturate: bool,
         dst: RegId,
         a: Operand,
         b: Operand,
@@ -455,9 +459,12 @@ pub enum Op {
         dst: RegId,
         a: Operand,
     },
+    /// `mad`/`fma`; `saturate` (`.sat`) as for [`Op::Binary`]: `mad.hi.sat.s32`
+    /// and `fma.rn.sat.f32`/`mad.rn.sat.f32`.
     MulAdd {
         mode: MulAddMode,
         ty: ScalarType,
+        saturate: bool,
         dst: RegId,
         a: Operand,
         b: Operand,

@@ -1069,6 +1069,7 @@ impl<'a> Parser<'a> {
             _ => None,
         };
         if let Some(op) = binary_op {
+            let saturate = mods.take("sat");
             mods.take_float_modes();
             let ty = self.take_type(mods, opcode)?;
             if op == BinaryOp::Mul && ty.is_integer() && !mods.was_taken("lo") {
@@ -1081,7 +1082,14 @@ impl<'a> Parser<'a> {
                 ty
             };
             let [a, b] = self.parse_sources(scope, [ty, b_ty])?;
-            return Ok(Op::Binary { op, ty, dst, a, b });
+            return Ok(Op::Binary {
+                op,
+                ty,
+                saturate,
+                dst,
+                a,
+                b,
+            });
         }
         let unary = match mnemonic {
             "mov" => Some(UnaryOp::Mov),
@@ -1128,6 +1136,7 @@ impl<'a> Parser<'a> {
                 } else {
                     MulAddMode::Fused
                 };
+                let saturate = mods.take("sat");
                 mods.take_float_modes();
                 let ty = self.take_type(mods, opcode)?;
                 let fused = matches!(mode, MulAddMode::Fused | MulAddMode::FusedDirected(_));
@@ -1147,6 +1156,7 @@ impl<'a> Parser<'a> {
                 Ok(Op::MulAdd {
                     mode,
                     ty,
+                    saturate,
                     dst,
                     a,
                     b,

@@ -137,7 +137,14 @@ fn write_instruction(out: &mut String, kernel: &Kernel, instr: &Instr) -> fmt::R
         )
     };
     match &instr.op {
-        Op::Binary { op, ty, dst, a, b } => {
+        Op::Binary {
+            op,
+            ty,
+            saturate,
+            dst,
+            a,
+            b,
+        } => {
             let name = match op {
                 BinaryOp::Add => "add",
                 BinaryOp::Sub => "sub",
@@ -156,9 +163,10 @@ fn write_instruction(out: &mut String, kernel: &Kernel, instr: &Instr) -> fmt::R
                 BinaryOp::Shl => "shl",
                 BinaryOp::Shr => "shr",
             };
+            let sat = if *saturate { ".sat" } else { "" };
             write!(
                 out,
-                "{name}.{ty} {}, {}, {}",
+                "{name}{sat}.{ty} {}, {}, {}",
                 reg(*dst),
                 operand(a),
                 operand(b)
@@ -188,6 +196,7 @@ fn write_instruction(out: &mut String, kernel: &Kernel, instr: &Instr) -> fmt::R
         Op::MulAdd {
             mode,
             ty,
+            saturate,
             dst,
             a,
             b,
@@ -200,9 +209,10 @@ fn write_instruction(out: &mut String, kernel: &Kernel, instr: &Instr) -> fmt::R
                 MulAddMode::Fused => "fma.rn".to_string(),
                 MulAddMode::FusedDirected(rounding) => format!("fma.{}", rounding.name()),
             };
+            let sat = if *saturate { ".sat" } else { "" };
             write!(
                 out,
-                "{name}.{ty} {}, {}, {}, {}",
+                "{name}{sat}.{ty} {}, {}, {}, {}",
                 reg(*dst),
                 operand(a),
                 operand(b),

@@ -178,8 +178,27 @@ impl Checker<'_> {
 
     fn check_op(&mut self, op: &Op) {
         match op {
-            Op::Binary { op, ty, dst, a, b } => {
+            Op::Binary {
+                op,
+                ty,
+                saturate,
+                dst,
+                a,
+                b,
+            } => {
                 let ty = *ty;
+                let saturable = match op {
+                    BinaryOp::Add | BinaryOp::Sub => {
+                        matches!(ty, ScalarType::S32 | ScalarType::F32)
+                    }
+                    BinaryOp::Mul => ty == ScalarType::F32,
+                    _ => false,
+                };
+                if *saturate && !saturable {
+                    self.problem(format!(
+                        "`.sat` is not defined for `{op:?}.{ty}`: it takes `add`/`sub` of `.s32` or `.f32`, and `mul` of `.f32`"
+                    ).to_lowercase());
+                }
                 let valid = match op {
                     BinaryOp::Add
                     | BinaryOp::Sub
@@ -247,12 +266,23 @@ impl Checker<'_> {
             Op::MulAdd {
                 mode,
                 ty,
+                saturate,
                 dst,
                 a,
                 b,
                 c,
             } => {
                 let ty = *ty;
+                let saturable = match mode {
+                    MulAddMode::Hi => ty == ScalarType::S32,
+                    MulAddMode::Fused | MulAddMode::FusedDirected(_) => ty == ScalarType::F32,
+                    MulAddMode::Lo | MulAddMode::Wide => false,
+                };
+                if *saturate && !saturable {
+                    self.problem(format!(
+                        "`.sat` is not defined here: it takes `mad.hi.s32` and `fma.f32`, not `.{ty}` in this mode"
+                    ));
+                }
                 let wide = widen(ty);
                 match mode {
                     MulAddMode::Fused | MulAddMode::FusedDirected(_) if !ty.is_float() => {

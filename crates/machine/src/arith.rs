@@ -839,6 +839,45 @@ pub fn f16x2_ternary(a: u64, b: u64, c: u64, f: impl Fn(u64, u64, u64) -> u64) -
     (low & 0xffff) | (high & 0xffff) << 16
 }
 
+/// Clamps an exact integer result to the `.s32` range (`.sat`).
+#[inline(always)]
+fn s32_clamp(value: i64) -> u64 {
+    u64::from(value.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32 as u32)
+}
+
+/// `add.sat.s32`: the exact sum clamped to the `.s32` range.
+#[inline(always)]
+pub fn s32_add_sat(a: u64, b: u64) -> u64 {
+    s32_clamp(i64::from(a as u32 as i32) + i64::from(b as u32 as i32))
+}
+
+/// `sub.sat.s32`: the exact difference clamped to the `.s32` range.
+#[inline(always)]
+pub fn s32_sub_sat(a: u64, b: u64) -> u64 {
+    s32_clamp(i64::from(a as u32 as i32) - i64::from(b as u32 as i32))
+}
+
+/// `mad.hi.sat.s32`: the high 32 bits of the 64-bit product plus `c`,
+/// clamped to the `.s32` range (PTX ISA: `d = sat(t<63..32> + c)`).
+#[inline(always)]
+pub fn s32_mad_hi_sat(a: u64, b: u64, c: u64) -> u64 {
+    let product = i64::from(a as u32 as i32) * i64::from(b as u32 as i32);
+    s32_clamp((product >> 32) + i64::from(c as u32 as i32))
+}
+
+/// `.sat` on an `.f32` arithmetic result: clamped to [+0.0, 1.0], a NaN
+/// result and -0.0 becoming +0.0 (PTX ISA: "clamps the result to [0.0,
+/// 1.0]. NaN results are flushed to +0.0f").
+#[inline(always)]
+pub fn f32_saturate(value: f32) -> u64 {
+    if value > 0.0 {
+        f32_bits(value.min(1.0))
+    } else {
+        // Zeros of both signs, negative values and NaN.
+        0
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1332,5 +1371,57 @@ mod half_tests {
                 assert_eq!(packed, f16_min(a, b) | f16_min(b, a) << 16);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod ptx_gap_tests {
+    use super::*;
+
+    fn s32(value: i32) -> u64 {
+        u64::from(value as u32)
+    }
+
+    #[test]
+    fn saturating_s32_arithmetic_clamps_the_exact_result() {
+        assert_eq!(s32_add_sat(s32(i32::MAX), s32(1)), s32(i32::MAX));
+        assert_eq!(s32_add_sat(s32(i32::MIN), s32(-1)), s32(i32::MIN));
+        assert_eq!(s32_add_sat(s32(-5), s32(3)), s32(-2));
+        assert_eq!(s32_sub_sat(s32(i32::MIN), s32(1)), s32(i32::MIN));
+        assert_eq!(s32_sub_sat(s32(0), s32(i32::MIN)), s32(i32::MAX));
+        assert_eq!(s32_sub_sat(s32(7), s32(9)), s32(-2));
+        // 2^30 * 2^30 = 2^60: high half 2^28, plus 2^31 - 1 saturates.
+        assert_eq!(
+            s32_mad_hi_sat(s32(1 << 30), s32(1 << 30), s32(i32::MAX)),
+            s32(i32::MAX)
+        );
+        // -2^31 * 2^31 - 1 ... high half of (-2^31)(2^31 - 1) is -2^30 + ... : floor.
+        let product = i64::from(i32::MIN) * i64::from(i32::MAX);
+        assert_eq!(
+            s32_mad_hi_sat(s32(i32::MIN), s32(i32::MAX), s32(-(1 << 30))),
+            s32(((product >> 32) - (1 << 30)).max(i64::from(i32::MIN)) as i32)
+        );
+        assert_eq!(
+            s32_mad_hi_sat(s32(i32::MIN), s32(i32::MAX), s32(i32::MIN)),
+            s32(i32::MIN)
+        );
+        // Upper register bits are ignored and come back zero.
+        assert_eq!(s32_add_sat(0xffff_ffff_0000_0001, 1), 2);
+    }
+
+    #[test]
+    fn saturating_f32_clamps_to_the_unit_interval() {
+        assert_eq!(f32_saturate(0.25), f32_bits(0.25));
+        assert_eq!(f32_saturate(1.5), f32_bits(1.0));
+        assert_eq!(f32_saturate(f32::INFINITY), f32_bits(1.0));
+        assert_eq!(f32_saturate(-3.0), 0);
+        assert_eq!(f32_saturate(f32::NEG_INFINITY), 0);
+        assert_eq!(f32_saturate(f32::NAN), 0);
+        assert_eq!(f32_saturate(-0.0), 0);
+        assert_eq!(f32_saturate(1e-45), f32_bits(1e-45));
+        assert_eq!(
+            f32_saturate(1.0 - f32::EPSILON / 2.0),
+            f32_bits(1.0 - f32::EPSILON / 2.0)
+        );
     }
 }

@@ -879,6 +879,25 @@ fn execute<const HARDWARE_FMA: bool>(
             }
             warp.set_pred(dst, active, result);
         }
+        Kind::SatS32 { op, dst, a, b, c } => match op {
+            SatOp::Add => map2(values, dst, a, b, active, arith::s32_add_sat),
+            SatOp::Sub => map2(values, dst, a, b, active, arith::s32_sub_sat),
+            SatOp::Mul | SatOp::MulAdd => map3(values, dst, a, b, c, active, arith::s32_mad_hi_sat),
+        },
+        Kind::SatF32 { op, dst, a, b, c } => match op {
+            SatOp::Add => map2(values, dst, a, b, active, |x, y| {
+                arith::f32_saturate(f32_of(x) + f32_of(y))
+            }),
+            SatOp::Sub => map2(values, dst, a, b, active, |x, y| {
+                arith::f32_saturate(f32_of(x) - f32_of(y))
+            }),
+            SatOp::Mul => map2(values, dst, a, b, active, |x, y| {
+                arith::f32_saturate(f32_of(x) * f32_of(y))
+            }),
+            SatOp::MulAdd => map3(values, dst, a, b, c, active, |x, y, z| {
+                arith::f32_saturate(arith::fma_f32(f32_of(x), f32_of(y), f32_of(z)))
+            }),
+        },
         Kind::FmaDirected {
             rounding,
             dst,

@@ -131,6 +131,17 @@ pub enum HalfBinary {
     Max,
 }
 
+/// The operation of a saturating (`.sat`) instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SatOp {
+    Add,
+    Sub,
+    /// `.f32` only.
+    Mul,
+    /// `mad.hi.sat.s32` (high half of the product plus `c`) or `fma.rn.sat.f32`.
+    MulAdd,
+}
+
 /// Half-precision (`.f16`, `.f16x2`) sign operations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HalfUnary {
@@ -292,6 +303,24 @@ pub enum Kind {
         a: ValueReg,
         b: ValueReg,
         combine: Option<(BoolOp, PredReg, bool)>,
+    },
+    /// `add.sat.s32`, `sub.sat.s32`, `mad.hi.sat.s32`: the exact result
+    /// clamped to the `.s32` range (`c` is read by `MulAdd` only).
+    SatS32 {
+        op: SatOp,
+        dst: ValueReg,
+        a: ValueReg,
+        b: ValueReg,
+        c: ValueReg,
+    },
+    /// `add sub mul fma.rn` `.sat.f32`: the rounded result clamped to
+    /// [+0.0, 1.0], NaN to +0.0 (`c` is read by `MulAdd` only).
+    SatF32 {
+        op: SatOp,
+        dst: ValueReg,
+        a: ValueReg,
+        b: ValueReg,
+        c: ValueReg,
     },
     /// `fma.rz/.rm/.rp.f32`.
     FmaDirected {
@@ -796,7 +825,9 @@ impl Lowerer<'_> {
             )))
         };
         Ok(Some(match op {
-            Op::Binary { op, ty, dst, a, b } if half(ty) => {
+            Op::Binary {
+                op, ty, dst, a, b, ..
+            } if half(ty) => {
                 let op = match op {
                     BinaryOp::Add => HalfBinary::Add,
                     BinaryOp::Sub => HalfBinary::Sub,
@@ -836,6 +867,7 @@ impl Lowerer<'_> {
                 a,
                 b,
                 c,
+                ..
             } if half(ty) => Kind::HalfFma {
                 packed: *ty == ScalarType::F16x2,
                 dst: self.dst(*dst),
@@ -880,12 +912,90 @@ impl Lowerer<'_> {
         }))
     }
 
+    /// `.sat` arithmetic: `add`/`sub` and `mad.hi` of `.s32` clamped to the
+    /// `.s32` range, `add`/`sub`/`mul`/`fma` of `.f32` clamped to [0, 1].
+    fn lower_saturating(&mut self, op: &Op) -> Result<Option<Kind>, LowerError> {
+        let (sat_op, ty, dst, a, b, c) = match op {
+            Op::Binary {
+                op,
+                ty,
+                saturate: true,
+                dst,
+                a,
+                b,
+            } => {
+                let sat_op = match op {
+                    BinaryOp::Add => SatOp::Add,
+                    BinaryOp::Sub => SatOp::Sub,
+                    BinaryOp::Mul => SatOp::Mul,
+                    other => {
+                        return Err(self.error(format!("`.sat` is not defined for `{other:?}`")))
+                    }
+                };
+                (sat_op, *ty, dst, a, b, a)
+            }
+            Op::MulAdd {
+                mode,
+                ty,
+                saturate: true,
+                dst,
+                a,
+                b,
+                c,
+            } => {
+                let valid = matches!(
+                    (mode, ty),
+                    (MulAddMode::Hi, ScalarType::S32) | (MulAddMode::Fused, ScalarType::F32)
+                );
+                if !valid {
+                    return Err(self.error(
+                        "`.sat` is supported on `mad.hi.s32` and `fma.rn.f32` only".to_string(),
+                    ));
+                }
+                (SatOp::MulAdd, *ty, dst, a, b, c)
+            }
+            _ => return Ok(None),
+        };
+        let (dst, a, b, c) = (
+            self.dst(*dst),
+            self.value(a)?,
+            self.value(b)?,
+            self.value(c)?,
+        );
+        Ok(Some(match (ty, sat_op) {
+            (ScalarType::S32, SatOp::Add | SatOp::Sub | SatOp::MulAdd) => Kind::SatS32 {
+                op: sat_op,
+                dst,
+                a,
+                b,
+                c,
+            },
+            (ScalarType::F32, _) => Kind::SatF32 {
+                op: sat_op,
+                dst,
+                a,
+                b,
+                c,
+            },
+            _ => {
+                return Err(self.error(format!(
+                    "`.sat` is supported on `.s32` and `.f32` only, not `.{ty}`"
+                )))
+            }
+        }))
+    }
+
     fn lower_op(&mut self, op: &Op) -> Result<Kind, LowerError> {
+        if let Some(kind) = self.lower_saturating(op)? {
+            return Ok(kind);
+        }
         if let Some(kind) = self.lower_half(op)? {
             return Ok(kind);
         }
         Ok(match op {
-            Op::Binary { op, ty, dst, a, b } if *ty == ScalarType::Pred => {
+            Op::Binary {
+                op, ty, dst, a, b, ..
+            } if *ty == ScalarType::Pred => {
                 let bool_op = match op {
                     BinaryOp::And => BoolOp::And,
                     BinaryOp::Or => BoolOp::Or,
@@ -911,7 +1021,9 @@ impl Lowerer<'_> {
                     b_negated: false,
                 }
             }
-            Op::Binary { op, ty, dst, a, b } => {
+            Op::Binary {
+                op, ty, dst, a, b, ..
+            } => {
                 let dst = self.dst(*dst);
                 let (a, b) = (self.value(a)?, self.value(b)?);
                 match Self::float_type(*ty) {
@@ -1079,6 +1191,7 @@ impl Lowerer<'_> {
                 a,
                 b,
                 c,
+                ..
             } => {
                 let dst = self.dst(*dst);
                 let (a, b, c) = (self.value(a)?, self.value(b)?, self.value(c)?);

@@ -1,0 +1,80 @@
+//! The PTX forms NVRTC commonly emits beyond the core set: `.sat`
+//! arithmetic, vector packing with braces, funnel shifts and `lop3`, `set`
+//! and two-destination `setp`, and the small ones (`mul24`, `sad`, `testp`,
+//! `copysign`). Each parses, verifies, prints as `.kir` and reads back to the
+//! same module; forms the IR does not define are errors naming them.
+
+use warpsim_ir::{parse_module, parse_ptx, print_module, verify_module};
+
+/// A `.kir` kernel with every register class the tests use, around `body`.
+fn kernel(body: &str) -> String {
+    format!(
+        ".kernel k()\n{{\n.reg .s32 %s, %t, %v;\n.reg .u32 %u, %w;\n.reg .b32 %b, %c, %d;\n\
+         .reg .b16 %h, %i;\n.reg .f32 %f, %g, %e;\n.reg .f64 %x;\n.reg .b64 %l;\n\
+         .reg .u64 %m;\n.reg .pred %p, %q, %r;\n{body}\nexit;\n}}\n"
+    )
+}
+
+/// Parses, verifies, prints and reparses `body`; returns the printed text.
+fn round_trip(body: &str) -> String {
+    let text = kernel(body);
+    let module = parse_module("gaps.kir", &text).unwrap_or_else(|error| panic!("{error}"));
+    verify_module(&module).unwrap_or_else(|error| panic!("{error}"));
+    let printed = print_module(&module);
+    assert_eq!(
+        parse_module("printed.kir", &printed).unwrap_or_else(|error| panic!("{error}\n{printed}")),
+        module
+    );
+    printed
+}
+
+fn verify_error(body: &str) -> String {
+    let module = parse_module("gaps.kir", &kernel(body)).unwrap_or_else(|error| panic!("{error}"));
+    match verify_module(&module) {
+        Ok(()) => panic!("`{body}` verified"),
+        Err(error) => error.to_string(),
+    }
+}
+
+#[test]
+fn saturating_arithmetic_round_trips() {
+    let printed = round_trip(
+        "add.sat.s32 %s, %s, %t;\nsub.sat.s32 %s, %s, 5;\nmad.hi.sat.s32 %s, %s, %t, %v;\n\
+         add.rn.sat.f32 %f, %f, %g;\nsub.sat.f32 %f, %f, 0.5;\nmul.sat.ftz.f32 %f, %f, %g;\n\
+         fma.rn.sat.f32 %f, %f, %g, %e;\nmad.rn.sat.f32 %f, %f, %g, %e;",
+    );
+    for spelling in [
+        "add.sat.s32",
+        "sub.sat.s32",
+        "mad.hi.sat.s32",
+        "add.sat.f32",
+        "sub.sat.f32",
+        "mul.sat.f32",
+        "fma.rn.sat.f32",
+    ] {
+        assert!(printed.contains(spelling), "{spelling} in\n{printed}");
+    }
+}
+
+#[test]
+fn saturation_outside_its_types_is_a_verify_error() {
+    for body in [
+        "add.sat.u32 %u, %u, %w;",
+        "mul.lo.sat.s32 %s, %s, %t;",
+        "mad.lo.sat.s32 %s, %s, %t, %v;",
+        "add.sat.f64 %x, %x, %x;",
+        "and.sat.b32 %b, %b, %c;",
+    ] {
+        let message = verify_error(body);
+        assert!(message.contains(".sat"), "{body}: {message}");
+    }
+}
+
+#[test]
+fn ptx_saturation_parses() {
+    let text = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n\
+        .reg .b32 %r<4>;\n.reg .f32 %f<4>;\n\
+        add.sat.s32 %r1, %r2, %r3;\nfma.rn.ftz.sat.f32 %f1, %f2, %f3, %f1;\nret;\n}\n";
+    let module = parse_ptx("k.ptx", text).unwrap_or_else(|error| panic!("{error}"));
+    verify_module(&module).unwrap();
+}

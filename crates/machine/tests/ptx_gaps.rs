@@ -1,0 +1,114 @@
+//! The PTX forms beyond the core set, run lane by lane: `.sat` arithmetic,
+//! vector packing and unpacking, funnel shifts and `lop3`, `set` and
+//! two-destination `setp`, `mul24`, `sad`, `testp` and `copysign`, each
+//! against values worked out by hand or by a host formula of its own.
+
+mod common;
+use common::*;
+
+fn f32_bits(values: &[u32]) -> Vec<f32> {
+    values.iter().map(|&bits| f32::from_bits(bits)).collect()
+}
+
+/// Loads three `.s32` and three `.f32` operands per lane, and writes the
+/// saturating results: 3 integer and 4 float words a lane.
+const SATURATE: &str = r#"
+.kernel saturate(.param .u64 A, .param .u64 B, .param .u64 C, .param .u64 X, .param .u64 Y,
+                 .param .u64 Z, .param .u64 OUT, .param .u64 FOUT)
+{
+    .reg .u32 %t;
+    .reg .s32 %a, %b, %c, %r;
+    .reg .f32 %x, %y, %z, %f;
+    .reg .u64 %ptr, %off, %po;
+    mov.u32 %t, %tid.x;
+    mul.wide.u32 %off, %t, 4;
+    ld.param.u64 %ptr, [A]; add.u64 %ptr, %ptr, %off; ld.global.s32 %a, [%ptr];
+    ld.param.u64 %ptr, [B]; add.u64 %ptr, %ptr, %off; ld.global.s32 %b, [%ptr];
+    ld.param.u64 %ptr, [C]; add.u64 %ptr, %ptr, %off; ld.global.s32 %c, [%ptr];
+    ld.param.u64 %ptr, [X]; add.u64 %ptr, %ptr, %off; ld.global.f32 %x, [%ptr];
+    ld.param.u64 %ptr, [Y]; add.u64 %ptr, %ptr, %off; ld.global.f32 %y, [%ptr];
+    ld.param.u64 %ptr, [Z]; add.u64 %ptr, %ptr, %off; ld.global.f32 %z, [%ptr];
+    mul.wide.u32 %off, %t, 12;
+    ld.param.u64 %po, [OUT]; add.u64 %po, %po, %off;
+    add.sat.s32 %r, %a, %b;          st.global.s32 [%po], %r;
+    sub.sat.s32 %r, %a, %b;          st.global.s32 [%po+4], %r;
+    mad.hi.sat.s32 %r, %a, %b, %c;   st.global.s32 [%po+8], %r;
+    mul.wide.u32 %off, %t, 16;
+    ld.param.u64 %po, [FOUT]; add.u64 %po, %po, %off;
+    add.sat.f32 %f, %x, %y;          st.global.f32 [%po], %f;
+    sub.sat.f32 %f, %x, %y;          st.global.f32 [%po+4], %f;
+    mul.sat.f32 %f, %x, %y;          st.global.f32 [%po+8], %f;
+    fma.rn.sat.f32 %x, %x, %y, %z;   st.global.f32 [%po+12], %x;
+}
+"#;
+
+#[test]
+fn saturating_arithmetic_clamps() {
+    let ints: [(i32, i32, i32); 8] = [
+        (i32::MAX, 1, 0),
+        (i32::MIN, 1, -1),
+        (-5, 3, 7),
+        (i32::MAX, i32::MIN, i32::MAX),
+        (1 << 30, 1 << 30, i32::MAX),
+        (i32::MIN, i32::MIN, 0),
+        (-1, -1, i32::MIN),
+        (100_000, -100_000, -3),
+    ];
+    // x, y, z, then x + y, x - y, x * y, fma(x, y, z) after `.sat`, by hand.
+    let nan = f32::NAN;
+    let inf = f32::INFINITY;
+    let floats: [[f32; 7]; 8] = [
+        [0.25, 0.5, 0.125, 0.75, 0.0, 0.125, 0.25],
+        [0.75, 0.5, 0.0, 1.0, 0.25, 0.375, 0.375],
+        [-0.5, 0.25, 2.0, 0.0, 0.0, 0.0, 1.0],
+        [nan, 1.0, 0.5, 0.0, 0.0, 0.0, 0.0],
+        [inf, 2.0, -inf, 1.0, 1.0, 1.0, 0.0],
+        [-0.0, 0.0, -0.0, 0.0, 0.0, 0.0, 0.0],
+        [inf, inf, 0.0, 1.0, 0.0, 1.0, 1.0],
+        [3.0, 1.0, -2.5, 1.0, 1.0, 1.0, 0.5],
+    ];
+    let lane = |l: usize| l % 8;
+    let column = |k: usize| Arg::f32s(&(0..32).map(|l| floats[lane(l)][k]).collect::<Vec<_>>());
+    let a: Vec<i32> = (0..32).map(|l| ints[lane(l)].0).collect();
+    let b: Vec<i32> = (0..32).map(|l| ints[lane(l)].1).collect();
+    let c: Vec<i32> = (0..32).map(|l| ints[lane(l)].2).collect();
+    let outcome = run_kernel(
+        SATURATE,
+        1,
+        32,
+        &[
+            Arg::i32s(&a),
+            Arg::i32s(&b),
+            Arg::i32s(&c),
+            column(0),
+            column(1),
+            column(2),
+            Arg::zeros(32 * 3),
+            Arg::zeros(32 * 4),
+        ],
+    )
+    .ok();
+    let out = outcome.i32s(6);
+    let fout = outcome.u32s(7);
+    let clamp = |value: i128| value.clamp(i128::from(i32::MIN), i128::from(i32::MAX)) as i32;
+    for l in 0..32 {
+        let (x, y, z) = (i128::from(a[l]), i128::from(b[l]), i128::from(c[l]));
+        // The high half of the product by floor division: 2^32 * q <= x * y.
+        let high = (x * y).div_euclid(1 << 32);
+        assert_eq!(out[3 * l], clamp(x + y), "lane {l}: add.sat");
+        assert_eq!(out[3 * l + 1], clamp(x - y), "lane {l}: sub.sat");
+        assert_eq!(out[3 * l + 2], clamp(high + z), "lane {l}: mad.hi.sat");
+        let expected = &floats[lane(l)][3..];
+        let got = &fout[4 * l..4 * l + 4];
+        for (k, name) in ["add", "sub", "mul", "fma"].iter().enumerate() {
+            // Bits, so that +0.0 and -0.0 differ.
+            assert_eq!(
+                got[k],
+                expected[k].to_bits(),
+                "lane {l}: {name}.sat.f32 of {:?} = {:?}",
+                &floats[lane(l)][..3],
+                f32_bits(got)[k]
+            );
+        }
+    }
+}
