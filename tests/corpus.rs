@@ -1452,3 +1452,67 @@ fn saturating_arith_clamps_like_the_ptx_isa() {
         .iter()
         .all(|i| i.bank_conflicts == 0));
 }
+
+/// warp_sum_wide: 64-bit shuffles go as two 32-bit shuffles between a
+/// mov.b64 unpack and a mov.b64 pack. The double sum follows the
+/// __shfl_down_sync tree (lane l adds lane l + offset, or itself past lane
+/// 31), so it is exact to the bit against the same order on the host; the
+/// long long butterfly gives every lane the wrapping sum of its warp.
+#[test]
+fn warp_sum_wide_packs_and_unpacks_64_bit_shuffles() {
+    let run = run("warp_sum_wide");
+    let words64 = |bytes: &[u8]| -> Vec<u64> {
+        bytes
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    };
+    let x: Vec<f64> = words64(&run.initial("x"))
+        .into_iter()
+        .map(f64::from_bits)
+        .collect();
+    let y = words64(&run.initial("y"));
+    let h = u16s(&run.initial("h"));
+    let dsum = words64(&run.buffer("dsum"));
+    let lsum = words64(&run.buffer("lsum"));
+    let pairs = u32s(&run.buffer("pairs"));
+    let words = u32s(&run.buffer("words"));
+    for warp in 0..32 {
+        let mut v: Vec<f64> = x[32 * warp..32 * warp + 32].to_vec();
+        let mut offset = 16;
+        while offset > 0 {
+            let before = v.clone();
+            for (lane, value) in v.iter_mut().enumerate() {
+                let source = if lane + offset < 32 {
+                    lane + offset
+                } else {
+                    lane
+                };
+                *value += before[source];
+            }
+            offset /= 2;
+        }
+        assert_eq!(dsum[warp], v[0].to_bits(), "dsum[{warp}]");
+        let sum = y[32 * warp..32 * warp + 32]
+            .iter()
+            .fold(0u64, |sum, &value| sum.wrapping_add(value));
+        for lane in 0..32 {
+            assert_eq!(lsum[32 * warp + lane], sum, "lsum[{}]", 32 * warp + lane);
+        }
+    }
+    for i in 0..1024 {
+        let expected = u32::from(h[i]) | u32::from(h[(i + 1) % 1024]) << 16;
+        assert_eq!(pairs[i], expected, "pairs[{i}]");
+        let bits = x[i].to_bits();
+        assert_eq!(
+            [words[2 * i], words[2 * i + 1]],
+            [(bits >> 32) as u32, bits as u32],
+            "words of x[{i}]"
+        );
+    }
+    assert!(run
+        .report
+        .instructions
+        .iter()
+        .all(|i| i.bank_conflicts == 0));
+}

@@ -4,8 +4,9 @@
 
     python3 programs/corpus/regen-ptx.py
 
-cg-tiles.cu and half-dot.cu include cooperative_groups.h and cuda_fp16.h,
-which are not among NVRTC's built-in headers: they come from the pip packages
+cg-tiles.cu, half-dot.cu, half-arith.cu and shfl-wide.cu include
+cooperative_groups.h or cuda_fp16.h, which are not among NVRTC's built-in
+headers: they come from the pip packages
 nvidia-cuda-runtime-cu12 and nvidia-cuda-cccl-cu12 (nv/target), found on
 sys.path or in the directories named by CORPUS_CUDA_INCLUDE (colon-separated),
 for example after
@@ -20,7 +21,7 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-NEEDS_HEADERS = {"cg-tiles.cu", "half-dot.cu"}
+NEEDS_HEADERS = {"cg-tiles.cu", "half-dot.cu", "half-arith.cu", "shfl-wide.cu"}
 
 
 def include_dirs():

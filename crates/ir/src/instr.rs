@@ -585,6 +585,22 @@ pub enum Op {
         b: Operand,
         selector: Operand,
     },
+    /// `mov.ty dst, {a, b[, c, d]}`: packs two or four elements of
+    /// `ty.bits() / n` bits each into `dst`, element 0 in the low bits
+    /// (`mov.b64 %rd1, {%r1, %r2}`, `mov.b32 %r1, {%rs1, %rs2}`).
+    Pack {
+        ty: ScalarType,
+        dst: RegId,
+        src: Vec<Operand>,
+    },
+    /// `mov.ty {a, b[, c, d]}, src`: unpacks `src` into two or four
+    /// elements, element 0 from the low bits; `None` is the sink `_`, whose
+    /// element is discarded.
+    Unpack {
+        ty: ScalarType,
+        dst: Vec<Option<RegId>>,
+        src: Operand,
+    },
     /// `activemask.b32 dst`: the lanes executing this instruction.
     ActiveMask {
         dst: RegId,
@@ -601,6 +617,17 @@ pub enum Op {
 }
 
 impl Op {
+    /// The type of one element of a `Pack`/`Unpack` of `count` elements in
+    /// `ty`: the bit type of `ty.bits() / count` bits.
+    pub fn vector_element_type(ty: ScalarType, count: usize) -> Option<ScalarType> {
+        match ty.bits().checked_div(count as u32)? {
+            8 => Some(ScalarType::B8),
+            16 => Some(ScalarType::B16),
+            32 => Some(ScalarType::B32),
+            _ => None,
+        }
+    }
+
     /// The state space and kind of memory access, for reports.
     pub fn memory_access(&self) -> Option<(StateSpace, MemoryAccessKind)> {
         match self {
@@ -634,6 +661,8 @@ impl Op {
             | Op::ActiveMask { dst }
             | Op::Vote { dst, .. } => vec![*dst],
             Op::Load { dst, .. } => dst.clone(),
+            Op::Pack { dst, .. } => vec![*dst],
+            Op::Unpack { dst, .. } => dst.iter().flatten().copied().collect(),
             Op::Atom { dst, .. } => dst.iter().copied().collect(),
             Op::Barrier { reduction, .. } => reduction.iter().map(|(dst, _)| *dst).collect(),
             Op::Shuffle { dst, dst_pred, .. } => std::iter::once(*dst)

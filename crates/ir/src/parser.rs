@@ -1114,6 +1114,9 @@ impl<'a> Parser<'a> {
             mods.take_float_modes();
             mods.take("approx");
             let ty = self.take_type(mods, opcode)?;
+            if op == UnaryOp::Mov {
+                return self.parse_mov(scope, ty, opcode);
+            }
             let dst = self.parse_destination(scope)?;
             let [a] = self.parse_sources(scope, [ty])?;
             return Ok(Op::Unary { op, ty, dst, a });
@@ -1601,6 +1604,70 @@ impl<'a> Parser<'a> {
             }
             _ => Err(self.error_at(opcode, format!("unknown instruction `{mnemonic}`"))),
         }
+    }
+
+    /// `mov.ty d, a`, and the vector forms that pack or unpack two or four
+    /// elements in braces: `mov.b64 %rd1, {%r1, %r2}`, `mov.b64 {%r1, _}, %rd1`.
+    fn parse_mov(&mut self, scope: &KernelScope, ty: ScalarType, opcode: &Token) -> Result<Op> {
+        let element = |parser: &Self, count: usize| {
+            Op::vector_element_type(ty, count).ok_or_else(|| {
+                parser.error_at(
+                    opcode,
+                    format!("`mov.{ty}` cannot be split into {count} elements"),
+                )
+            })
+        };
+        if self.eat_punct('{') {
+            let mut dst = Vec::new();
+            loop {
+                let token = self.peek().clone();
+                if token.kind == TokenKind::Word("_".to_string()) {
+                    self.next();
+                    dst.push(None);
+                } else {
+                    dst.push(Some(self.parse_destination(scope)?));
+                }
+                if !self.eat_punct(',') {
+                    break;
+                }
+            }
+            self.expect_punct('}')?;
+            element(self, dst.len())?;
+            let [src] = self.parse_sources(scope, [ty])?;
+            return Ok(Op::Unpack { ty, dst, src });
+        }
+        let dst = self.parse_destination(scope)?;
+        self.expect_punct(',')?;
+        if !self.eat_punct('{') {
+            let a = self.parse_operand(scope, ty)?;
+            return Ok(Op::Unary {
+                op: UnaryOp::Mov,
+                ty,
+                dst,
+                a,
+            });
+        }
+        // Count the elements first: each is read as the element type.
+        let mut count = 1;
+        let mut ahead = 0;
+        loop {
+            match self.peek_at(ahead).kind {
+                TokenKind::Punct('}' | ';') | TokenKind::End => break,
+                TokenKind::Punct(',') => count += 1,
+                _ => {}
+            }
+            ahead += 1;
+        }
+        let element_ty = element(self, count)?;
+        let mut src = Vec::with_capacity(count);
+        for index in 0..count {
+            if index > 0 {
+                self.expect_punct(',')?;
+            }
+            src.push(self.parse_operand(scope, element_ty)?);
+        }
+        self.expect_punct('}')?;
+        Ok(Op::Pack { ty, dst, src })
     }
 
     /// `ld.param`/`st.param` on a call sequence's `.param` variable, or on a

@@ -450,6 +450,14 @@ fn write_instruction(out: &mut String, kernel: &Kernel, instr: &Instr) -> fmt::R
             operand(b),
             operand(selector)
         ),
+        Op::Pack { ty, dst, src } => {
+            let values: Vec<String> = src.iter().map(operand).collect();
+            write!(out, "mov.{ty} {}, {{{}}}", reg(*dst), values.join(", "))
+        }
+        Op::Unpack { ty, dst, src } => {
+            let names: Vec<&str> = dst.iter().map(|reg_id| reg_id.map_or("_", reg)).collect();
+            write!(out, "mov.{ty} {{{}}}, {}", names.join(", "), operand(src))
+        }
         Op::ActiveMask { dst } => write!(out, "activemask.b32 {}", reg(*dst)),
         Op::Cvta {
             space,

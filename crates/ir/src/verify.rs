@@ -598,6 +598,25 @@ impl Checker<'_> {
                 self.expect_operand(b, ScalarType::B32, "second source");
                 self.expect_operand(selector, ScalarType::B32, "selector");
             }
+            Op::Pack { ty, dst, src } => {
+                match self.check_packing(*ty, src.len()) {
+                    Some(element) => {
+                        for operand in src {
+                            self.expect_operand(operand, element, "element");
+                        }
+                    }
+                    None => return,
+                }
+                self.expect_register(*dst, *ty, "destination");
+            }
+            Op::Unpack { ty, dst, src } => {
+                if let Some(element) = self.check_packing(*ty, dst.len()) {
+                    for reg in dst.iter().flatten() {
+                        self.expect_register(*reg, element, "element");
+                    }
+                }
+                self.expect_operand(src, *ty, "source");
+            }
             Op::ActiveMask { dst } => self.expect_register(*dst, ScalarType::B32, "destination"),
             Op::Cvta {
                 space,
@@ -626,6 +645,22 @@ impl Checker<'_> {
                 }
             }
         }
+    }
+
+    /// The element type of a `mov` that packs or unpacks `count` elements
+    /// of `ty`, or a problem.
+    fn check_packing(&mut self, ty: ScalarType, count: usize) -> Option<ScalarType> {
+        let element = Op::vector_element_type(ty, count);
+        if !matches!(ty, ScalarType::B16 | ScalarType::B32 | ScalarType::B64)
+            || !matches!(count, 2 | 4)
+            || element.is_none()
+        {
+            self.problem(format!(
+                "`mov.{ty}` with braces packs 2 or 4 elements of at least 8 bits into `.b16`, `.b32` or `.b64`, not {count}"
+            ));
+            return None;
+        }
+        element
     }
 
     fn check_vector(&mut self, ty: ScalarType, count: usize) {

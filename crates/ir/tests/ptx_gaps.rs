@@ -78,3 +78,60 @@ fn ptx_saturation_parses() {
     let module = parse_ptx("k.ptx", text).unwrap_or_else(|error| panic!("{error}"));
     verify_module(&module).unwrap();
 }
+
+#[test]
+fn vector_packing_round_trips() {
+    let printed = round_trip(
+        "mov.b64 %l, {%b, %c};\nmov.b64 {%b, %c}, %l;\nmov.b64 {_, %d}, %l;\n\
+         mov.b32 %b, {%h, %i};\nmov.b32 {%h, _}, %b;\nmov.b64 %x, {%b, 7};\n\
+         mov.b64 {%b, %c}, %x;\nmov.b64 %l, {%h, %i, %h, %i};",
+    );
+    for spelling in [
+        "mov.b64 %l, {%b, %c}",
+        "mov.b64 {%b, %c}, %l",
+        "mov.b64 {_, %d}, %l",
+        "mov.b32 %b, {%h, %i}",
+        "mov.b32 {%h, _}, %b",
+        "mov.b64 %l, {%h, %i, %h, %i}",
+    ] {
+        assert!(printed.contains(spelling), "{spelling} in\n{printed}");
+    }
+}
+
+#[test]
+fn vector_packing_checks_its_element_sizes() {
+    for body in [
+        "mov.b64 %l, {%h, %i};",
+        "mov.b32 {%b, %c}, %b;",
+        "mov.u64 %m, {%b, %c};",
+        "mov.b16 {%h, %i}, %h;",
+    ] {
+        let message = verify_error(body);
+        assert!(
+            message.contains("element") || message.contains("packs"),
+            "{body}: {message}"
+        );
+    }
+    for body in ["mov.b64 %l, {%b, %c, %d};", "mov.b8 {%h, %i}, %h;"] {
+        let text = kernel(body);
+        let error = parse_module("gaps.kir", &text).expect_err(body);
+        assert!(
+            error.to_string().contains("cannot be split"),
+            "{body}: {error}"
+        );
+    }
+}
+
+/// As NVRTC writes them for `__shfl_down_sync` on a double and for
+/// `__halves2half2`, in a nested scope with a temporary.
+#[test]
+fn ptx_vector_packing_parses() {
+    let text = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n\
+        .reg .b16 %rs<3>;\n.reg .b32 %r<5>;\n.reg .f64 %fd<3>;\n\
+        mov.b64 {%r1,%r2}, %fd1;\nmov.b64 %fd2, {%r3,%r4};\n{  mov.b32 %r3, {%rs1,%rs2};}\n\
+        { .reg .b32 %temp; mov.b64 {%temp, %r4}, %fd2; }\nret;\n}\n";
+    let module = parse_ptx("k.ptx", text).unwrap_or_else(|error| panic!("{error}"));
+    verify_module(&module).unwrap();
+    let printed = print_module(&module);
+    assert_eq!(parse_module("printed.kir", &printed).unwrap(), module);
+}

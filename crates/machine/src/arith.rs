@@ -878,6 +878,25 @@ pub fn f32_saturate(value: f32) -> u64 {
     }
 }
 
+/// `mov.bN d, {a, b, ...}`: the elements side by side, element 0 in the
+/// low bits, each cut to `element_bits`.
+#[inline(always)]
+pub fn pack(elements: &[u64], element_bits: u8) -> u64 {
+    let mask = width_mask(element_bits);
+    elements
+        .iter()
+        .enumerate()
+        .fold(0, |packed, (index, &element)| {
+            packed | (element & mask) << (index as u32 * u32::from(element_bits))
+        })
+}
+
+/// `mov.bN {a, b, ...}, s`: element `index` of `value`.
+#[inline(always)]
+pub fn unpack(value: u64, index: u32, element_bits: u8) -> u64 {
+    (value >> (index * u32::from(element_bits))) & width_mask(element_bits)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1423,5 +1442,23 @@ mod ptx_gap_tests {
             f32_saturate(1.0 - f32::EPSILON / 2.0),
             f32_bits(1.0 - f32::EPSILON / 2.0)
         );
+    }
+
+    #[test]
+    fn packing_puts_element_zero_in_the_low_bits() {
+        assert_eq!(pack(&[0x1111_2222, 0x3333_4444], 32), 0x3333_4444_1111_2222);
+        assert_eq!(pack(&[0xabcd, 0x1234], 16), 0x1234_abcd);
+        // Bits above an element are not the element's.
+        assert_eq!(pack(&[0xffff_abcd, 0x1234], 16), 0x1234_abcd);
+        assert_eq!(pack(&[0x01, 0x02, 0x03, 0x04], 8), 0x0403_0201);
+        assert_eq!(pack(&[1, 2, 3, 4], 16), 0x0004_0003_0002_0001);
+        assert_eq!(unpack(0x3333_4444_1111_2222, 0, 32), 0x1111_2222);
+        assert_eq!(unpack(0x3333_4444_1111_2222, 1, 32), 0x3333_4444);
+        assert_eq!(unpack(0x1234_abcd, 1, 16), 0x1234);
+        assert_eq!(unpack(0x0403_0201, 2, 8), 0x03);
+        for value in [0u64, u64::MAX, 0x0123_4567_89ab_cdef] {
+            let halves = [unpack(value, 0, 32), unpack(value, 1, 32)];
+            assert_eq!(pack(&halves, 32), value);
+        }
     }
 }

@@ -1172,6 +1172,45 @@ fn execute<const HARDWARE_FMA: bool>(
             let lanes = u64::from(warp.paths[path_index].mask);
             map1(values, dst, dst, active, |_| lanes);
         }
+        Kind::Pack {
+            element_bits,
+            count,
+            dst,
+            src,
+        } => {
+            let mut elements = [[0u64; WARP_SIZE]; 4];
+            for (element, &reg) in elements.iter_mut().zip(&src).take(count as usize) {
+                *element = lanes(values, reg);
+            }
+            let out = lanes_mut(values, dst);
+            for (lane, out) in out.iter_mut().enumerate() {
+                if active >> lane & 1 != 0 {
+                    let lane_elements = elements.map(|element| element[lane]);
+                    *out = arith::pack(&lane_elements[..count as usize], element_bits);
+                }
+            }
+        }
+        Kind::Unpack {
+            element_bits,
+            count,
+            keep,
+            dst,
+            src,
+        } => {
+            // The source first: it may also be a destination.
+            let source = lanes(values, src);
+            for (index, &reg) in dst.iter().enumerate().take(count as usize) {
+                if keep >> index & 1 == 0 {
+                    continue;
+                }
+                let out = lanes_mut(values, reg);
+                for (lane, out) in out.iter_mut().enumerate() {
+                    if active >> lane & 1 != 0 {
+                        *out = arith::unpack(source[lane], index as u32, element_bits);
+                    }
+                }
+            }
+        }
         Kind::Cvta {
             window,
             to_generic,

@@ -447,6 +447,23 @@ pub enum Kind {
     ActiveMask {
         dst: ValueReg,
     },
+    /// `mov.bN dst, {a, b[, c, d]}`: `count` elements of `element_bits`
+    /// each, element 0 in the low bits.
+    Pack {
+        element_bits: u8,
+        count: u8,
+        dst: ValueReg,
+        src: [ValueReg; 4],
+    },
+    /// `mov.bN {a, b[, c, d]}, src`: element `i` of `src` into `dst[i]`
+    /// where bit `i` of `keep` is set (clear for the sink `_`).
+    Unpack {
+        element_bits: u8,
+        count: u8,
+        keep: u8,
+        dst: [ValueReg; 4],
+        src: ValueReg,
+    },
     /// `cvta`: adds (to generic) or subtracts (to the space) the base of the
     /// space's window in the generic address space; `bits` is the width.
     Cvta {
@@ -779,6 +796,14 @@ impl Lowerer<'_> {
             ScalarType::F32 => Some(FloatType::F32),
             ScalarType::F64 => Some(FloatType::F64),
             _ => None,
+        }
+    }
+
+    /// The element width of a `mov` that packs or unpacks `count` elements.
+    fn element_bits(&self, ty: ScalarType, count: usize) -> Result<u8, LowerError> {
+        match Op::vector_element_type(ty, count) {
+            Some(element) if matches!(count, 2 | 4) => Ok(element.bits() as u8),
+            _ => Err(self.error(format!("`mov.{ty}` cannot be split into {count} elements"))),
         }
     }
 
@@ -1476,6 +1501,35 @@ impl Lowerer<'_> {
             Op::ActiveMask { dst } => Kind::ActiveMask {
                 dst: self.dst(*dst),
             },
+            Op::Pack { ty, dst, src } => {
+                let mut registers = [0; 4];
+                for (slot, operand) in registers.iter_mut().zip(src) {
+                    *slot = self.value(operand)?;
+                }
+                Kind::Pack {
+                    element_bits: self.element_bits(*ty, src.len())?,
+                    count: src.len() as u8,
+                    dst: self.dst(*dst),
+                    src: registers,
+                }
+            }
+            Op::Unpack { ty, dst, src } => {
+                let mut registers = [0; 4];
+                let mut keep = 0u8;
+                for (index, (slot, reg)) in registers.iter_mut().zip(dst).enumerate() {
+                    if let Some(reg) = reg {
+                        *slot = self.dst(*reg);
+                        keep |= 1 << index;
+                    }
+                }
+                Kind::Unpack {
+                    element_bits: self.element_bits(*ty, dst.len())?,
+                    count: dst.len() as u8,
+                    keep,
+                    dst: registers,
+                    src: self.value(src)?,
+                }
+            }
             Op::Cvta {
                 space,
                 to_generic,

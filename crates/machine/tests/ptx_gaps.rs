@@ -112,3 +112,88 @@ fn saturating_arithmetic_clamps() {
         }
     }
 }
+
+/// Each lane packs two words into a double register and back, unpacks a
+/// 64-bit value (under a guard, into a sink, twice into one register, in
+/// place), and packs and unpacks halves of a word and of a 64-bit value.
+const PACKING: &str = r#"
+.kernel packing(.param .u64 IN, .param .u64 OUT)
+{
+    .reg .u32 %t;
+    .reg .b32 %lo, %hi, %x, %y, %z;
+    .reg .b16 %h0, %h1;
+    .reg .f64 %fd;
+    .reg .b64 %v, %w;
+    .reg .u64 %ptr, %off;
+    .reg .pred %p0;
+    mov.u32 %t, %tid.x;
+    setp.lt.u32 %p0, %t, 16;
+    mul.wide.u32 %off, %t, 8;
+    ld.param.u64 %ptr, [IN]; add.u64 %ptr, %ptr, %off; ld.global.b64 %v, [%ptr];
+    mul.wide.u32 %off, %t, 64;
+    ld.param.u64 %ptr, [OUT]; add.u64 %ptr, %ptr, %off;
+    mov.b64 {%lo, %hi}, %v;
+    st.global.b32 [%ptr], %lo;
+    st.global.b32 [%ptr+4], %hi;
+    mov.b64 %fd, {%hi, %lo};
+    st.global.f64 [%ptr+8], %fd;
+    mov.b64 {_, %x}, %fd;
+    st.global.b32 [%ptr+16], %x;
+    mov.b32 %y, 0x55555555;
+    @%p0 mov.b64 {%y, _}, %v;
+    st.global.b32 [%ptr+20], %y;
+    mov.b32 {%h0, %h1}, %lo;
+    mov.b32 %z, {%h1, %h0};
+    st.global.b32 [%ptr+24], %z;
+    mov.b64 %w, {%h0, %h1, %h1, %h0};
+    st.global.b64 [%ptr+32], %w;
+    mov.b32 %z, {%h0, 0x1234};
+    st.global.b32 [%ptr+40], %z;
+    mov.b64 {%x, %x}, %v;
+    st.global.b32 [%ptr+44], %x;
+    mov.b64 {%lo, %hi}, %w;
+    mov.b64 {%hi, %lo}, %w;
+    st.global.b32 [%ptr+48], %lo;
+    st.global.b32 [%ptr+52], %hi;
+}
+"#;
+
+#[test]
+fn vector_packing_moves_element_zero_to_the_low_bits() {
+    let inputs: Vec<u64> = (0..32u64)
+        .map(|l| 0x0123_4567_89ab_cdefu64.rotate_left(l as u32 * 5) ^ l)
+        .collect();
+    let outcome = run_kernel(PACKING, 1, 32, &[Arg::u64s(&inputs), Arg::zeros(32 * 16)]).ok();
+    let out = outcome.u32s(1);
+    for (l, &v) in inputs.iter().enumerate() {
+        let (lo, hi) = (v as u32, (v >> 32) as u32);
+        let words = &out[16 * l..16 * l + 16];
+        let (h0, h1) = (lo & 0xffff, lo >> 16);
+        let expected = [
+            lo,
+            hi,
+            // The double holds hi in its low word, lo in its high word.
+            hi,
+            lo,
+            // `{_, %x}` of that double: its high word.
+            lo,
+            if l < 16 { lo } else { 0x5555_5555 },
+            h0 << 16 | h1,
+            // Offset 28 is not written.
+            0,
+            // {h0, h1, h1, h0}: element 0 lowest.
+            h1 << 16 | h0,
+            h0 << 16 | h1,
+            0x1234 << 16 | h0,
+            // `{%x, %x}`: the later element wins.
+            hi,
+            // Unpacked in place from w, then in the other order: the
+            // destinations are written from the source read before.
+            h0 << 16 | h1,
+            h1 << 16 | h0,
+            0,
+            0,
+        ];
+        assert_eq!(words, &expected, "lane {l}: v = {v:#018x}");
+    }
+}
