@@ -1516,3 +1516,45 @@ fn warp_sum_wide_packs_and_unpacks_64_bit_shuffles() {
         .iter()
         .all(|i| i.bank_conflicts == 0));
 }
+
+/// funnel_lop3: __funnelshift_l/_r wrap the shift amount at 32,
+/// __funnelshift_lc/_rc clamp it at 32 (CUDA's documented behaviour, taken
+/// here through u64 shifts on the host); lop3 against the boolean formula
+/// of each truth table; the 64-bit rotate (shl.b64/shr.b64) against
+/// `rotate_left`.
+#[test]
+fn funnel_lop3_matches_the_cuda_intrinsics() {
+    let run = run("funnel_lop3");
+    let lo = u32s(&run.initial("lo"));
+    let hi = u32s(&run.initial("hi"));
+    let c = u32s(&run.initial("c"));
+    let out = u32s(&run.buffer("out"));
+    let rotated: Vec<u64> = run
+        .buffer("rotated")
+        .chunks_exact(8)
+        .map(|b| u64::from_le_bytes(b.try_into().unwrap()))
+        .collect();
+    for i in 0..1024 {
+        let (a, b, s) = (lo[i], hi[i], c[i] & 63);
+        let joined = u64::from(b) << 32 | u64::from(a);
+        let left = |n: u32| ((u128::from(joined) << n) >> 32) as u32;
+        let right = |n: u32| (joined >> n) as u32;
+        let expected = [
+            left(s & 31),
+            right(s & 31),
+            left(s.min(32)),
+            right(s.min(32)),
+            (a & b) | (a & c[i]) | (b & c[i]),
+            a ^ b ^ c[i],
+            (a & b) | (!a & c[i]),
+            (a & !b) | (b ^ c[i]),
+        ];
+        assert_eq!(&out[8 * i..8 * i + 8], &expected, "out[{}..]", 8 * i);
+        assert_eq!(rotated[i], joined.rotate_left(s), "rotated[{i}]");
+    }
+    assert!(run
+        .report
+        .instructions
+        .iter()
+        .all(|i| i.bank_conflicts == 0));
+}

@@ -585,6 +585,27 @@ pub enum Op {
         b: Operand,
         selector: Operand,
     },
+    /// `shf.l/.r.wrap/.clamp.b32 dst, a, b, c`: the 64 bits `b:a` (`b`
+    /// high) shifted left or right by `c` (modulo 32 with `.wrap`, at most 32
+    /// with `.clamp`); `shf.l` keeps the high word, `shf.r` the low word.
+    FunnelShift {
+        left: bool,
+        clamp: bool,
+        dst: RegId,
+        a: Operand,
+        b: Operand,
+        c: Operand,
+    },
+    /// `lop3.b32 dst, a, b, c, lut`: each bit of `dst` is bit
+    /// `4a + 2b + c` of the truth table `lut` (`0xF0`, `0xCC`, `0xAA` are
+    /// `a`, `b`, `c`).
+    Lop3 {
+        dst: RegId,
+        a: Operand,
+        b: Operand,
+        c: Operand,
+        lut: u8,
+    },
     /// `mov.ty dst, {a, b[, c, d]}`: packs two or four elements of
     /// `ty.bits() / n` bits each into `dst`, element 0 in the low bits
     /// (`mov.b64 %rd1, {%r1, %r2}`, `mov.b32 %r1, {%rs1, %rs2}`).
@@ -661,7 +682,9 @@ impl Op {
             | Op::ActiveMask { dst }
             | Op::Vote { dst, .. } => vec![*dst],
             Op::Load { dst, .. } => dst.clone(),
-            Op::Pack { dst, .. } => vec![*dst],
+            Op::Pack { dst, .. } | Op::FunnelShift { dst, .. } | Op::Lop3 { dst, .. } => {
+                vec![*dst]
+            }
             Op::Unpack { dst, .. } => dst.iter().flatten().copied().collect(),
             Op::Atom { dst, .. } => dst.iter().copied().collect(),
             Op::Barrier { reduction, .. } => reduction.iter().map(|(dst, _)| *dst).collect(),

@@ -1575,6 +1575,50 @@ impl<'a> Parser<'a> {
                     selector,
                 })
             }
+            "shf" => {
+                let left = if mods.take("l") {
+                    true
+                } else if mods.take("r") {
+                    false
+                } else {
+                    return Err(self.error_at(opcode, "`shf` needs `.l` or `.r`"));
+                };
+                let clamp = if mods.take("clamp") {
+                    true
+                } else if mods.take("wrap") {
+                    false
+                } else {
+                    return Err(self.error_at(opcode, "`shf` needs `.wrap` or `.clamp`"));
+                };
+                let ty = self.take_type(mods, opcode)?;
+                if ty != ScalarType::B32 {
+                    return Err(self.error_at(opcode, "`shf` takes `.b32`"));
+                }
+                let dst = self.parse_destination(scope)?;
+                let [a, b, c] = self.parse_sources(scope, [ty, ty, ScalarType::U32])?;
+                Ok(Op::FunnelShift {
+                    left,
+                    clamp,
+                    dst,
+                    a,
+                    b,
+                    c,
+                })
+            }
+            "lop3" => {
+                let ty = self.take_type(mods, opcode)?;
+                if ty != ScalarType::B32 {
+                    return Err(self.error_at(opcode, "`lop3` takes `.b32`"));
+                }
+                let dst = self.parse_destination(scope)?;
+                let [a, b, c] = self.parse_sources(scope, [ty; 3])?;
+                self.expect_punct(',')?;
+                let (lut, token) = self.expect_integer("a truth table from 0 to 255")?;
+                let lut = u8::try_from(lut).map_err(|_| {
+                    self.error_at(&token, "a `lop3` truth table is 8 bits: 0 to 255")
+                })?;
+                Ok(Op::Lop3 { dst, a, b, c, lut })
+            }
             "activemask" => {
                 let ty = self.take_type(mods, opcode)?;
                 if ty != ScalarType::B32 {

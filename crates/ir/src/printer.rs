@@ -450,6 +450,31 @@ fn write_instruction(out: &mut String, kernel: &Kernel, instr: &Instr) -> fmt::R
             operand(b),
             operand(selector)
         ),
+        Op::FunnelShift {
+            left,
+            clamp,
+            dst,
+            a,
+            b,
+            c,
+        } => write!(
+            out,
+            "shf.{}.{}.b32 {}, {}, {}, {}",
+            if *left { "l" } else { "r" },
+            if *clamp { "clamp" } else { "wrap" },
+            reg(*dst),
+            operand(a),
+            operand(b),
+            operand(c)
+        ),
+        Op::Lop3 { dst, a, b, c, lut } => write!(
+            out,
+            "lop3.b32 {}, {}, {}, {}, {lut:#04x}",
+            reg(*dst),
+            operand(a),
+            operand(b),
+            operand(c)
+        ),
         Op::Pack { ty, dst, src } => {
             let values: Vec<String> = src.iter().map(operand).collect();
             write!(out, "mov.{ty} {}, {{{}}}", reg(*dst), values.join(", "))

@@ -598,6 +598,18 @@ impl Checker<'_> {
                 self.expect_operand(b, ScalarType::B32, "second source");
                 self.expect_operand(selector, ScalarType::B32, "selector");
             }
+            Op::FunnelShift { dst, a, b, c, .. } => {
+                self.expect_register(*dst, ScalarType::B32, "destination");
+                self.expect_operand(a, ScalarType::B32, "low word");
+                self.expect_operand(b, ScalarType::B32, "high word");
+                self.expect_operand(c, ScalarType::U32, "shift amount");
+            }
+            Op::Lop3 { dst, a, b, c, .. } => {
+                self.expect_register(*dst, ScalarType::B32, "destination");
+                self.expect_operand(a, ScalarType::B32, "first operand");
+                self.expect_operand(b, ScalarType::B32, "second operand");
+                self.expect_operand(c, ScalarType::B32, "third operand");
+            }
             Op::Pack { ty, dst, src } => {
                 match self.check_packing(*ty, src.len()) {
                     Some(element) => {

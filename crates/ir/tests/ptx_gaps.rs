@@ -135,3 +135,30 @@ fn ptx_vector_packing_parses() {
     let printed = print_module(&module);
     assert_eq!(parse_module("printed.kir", &printed).unwrap(), module);
 }
+
+#[test]
+fn funnel_shifts_and_lop3_round_trip() {
+    let printed = round_trip(
+        "shf.l.wrap.b32 %b, %b, %c, %u;\nshf.r.clamp.b32 %b, %c, %d, 40;\n\
+         shf.l.clamp.b32 %d, %b, %c, %w;\nshf.r.wrap.b32 %d, %d, %d, 1;\n\
+         lop3.b32 %b, %b, %c, %d, 0x96;\nlop3.b32 %d, %b, 0xff00, %d, 232;",
+    );
+    for spelling in [
+        "shf.l.wrap.b32 %b, %b, %c, %u",
+        "shf.r.clamp.b32 %b, %c, %d, 40",
+        "lop3.b32 %b, %b, %c, %d, 0x96",
+        "lop3.b32 %d, %b, 0xff00, %d, 0xe8",
+    ] {
+        assert!(printed.contains(spelling), "{spelling} in\n{printed}");
+    }
+    for (body, message) in [
+        ("shf.l.b32 %b, %b, %c, %u;", "`.wrap` or `.clamp`"),
+        ("shf.wrap.b32 %b, %b, %c, %u;", "`.l` or `.r`"),
+        ("shf.l.wrap.b64 %l, %l, %l, %u;", "`.b32`"),
+        ("lop3.b32 %b, %b, %c, %d, 256;", "0 to 255"),
+        ("lop3.b32 %b, %b, %c, %d, %u;", "truth table"),
+    ] {
+        let error = parse_module("gaps.kir", &kernel(body)).expect_err(body);
+        assert!(error.to_string().contains(message), "{body}: {error}");
+    }
+}

@@ -897,6 +897,35 @@ pub fn unpack(value: u64, index: u32, element_bits: u8) -> u64 {
     (value >> (index * u32::from(element_bits))) & width_mask(element_bits)
 }
 
+/// `shf.l/.r.b32 d, a, b, c`: the 64 bits `b:a` shifted by `c` (modulo
+/// 32 with `.wrap`, at most 32 with `.clamp`); `.l` keeps the high word of
+/// the left shift, `.r` the low word of the right shift.
+#[inline(always)]
+pub fn funnel_shift(a: u64, b: u64, amount: u64, left: bool, clamp: bool) -> u64 {
+    let amount = amount as u32;
+    let n = if clamp { amount.min(32) } else { amount & 31 };
+    let joined = (b & 0xffff_ffff) << 32 | (a & 0xffff_ffff);
+    if left {
+        (joined << n) >> 32
+    } else {
+        (joined >> n) & 0xffff_ffff
+    }
+}
+
+/// `lop3.b32 d, a, b, c, lut`: bit `i` of `d` is bit `4a_i + 2b_i + c_i` of `lut`.
+#[inline(always)]
+pub fn lop3(a: u64, b: u64, c: u64, lut: u8) -> u64 {
+    let mut result = 0u64;
+    for minterm in 0..8u8 {
+        if lut >> minterm & 1 == 0 {
+            continue;
+        }
+        let pick = |value: u64, bit: u8| if minterm & bit != 0 { value } else { !value };
+        result |= pick(a, 4) & pick(b, 2) & pick(c, 1);
+    }
+    result & 0xffff_ffff
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1460,5 +1489,42 @@ mod ptx_gap_tests {
             let halves = [unpack(value, 0, 32), unpack(value, 1, 32)];
             assert_eq!(pack(&halves, 32), value);
         }
+    }
+
+    #[test]
+    fn funnel_shifts_wrap_or_clamp_the_amount() {
+        let (a, b) = (0x89ab_cdef, 0x0123_4567);
+        assert_eq!(funnel_shift(a, b, 0, true, false), 0x0123_4567);
+        assert_eq!(funnel_shift(a, b, 4, true, false), 0x1234_5678);
+        assert_eq!(funnel_shift(a, b, 4, false, false), 0x789a_bcde);
+        // .wrap takes the amount modulo 32; .clamp stops at 32.
+        assert_eq!(funnel_shift(a, b, 36, true, false), 0x1234_5678);
+        assert_eq!(funnel_shift(a, b, 36, true, true), 0x89ab_cdef);
+        assert_eq!(funnel_shift(a, b, 32, false, true), 0x0123_4567);
+        assert_eq!(
+            funnel_shift(a, b, u64::from(u32::MAX), false, true),
+            0x0123_4567
+        );
+        assert_eq!(funnel_shift(a, b, 31, false, false), 0x0246_8acf);
+        // A rotate: both words the same.
+        assert_eq!(
+            funnel_shift(0x8000_0001, 0x8000_0001, 1, true, false),
+            0x0000_0003
+        );
+    }
+
+    #[test]
+    fn lop3_reads_its_truth_table() {
+        let (a, b, c) = (0xf0f0_f0f0u64, 0xcccc_ccccu64, 0xaaaa_aaaau64);
+        // With the canonical inputs, the result is the table repeated.
+        for lut in 0..=255u8 {
+            assert_eq!(lop3(a, b, c, lut), u64::from(lut) * 0x0101_0101);
+        }
+        let (x, y, z) = (0x1234_5678u64, 0x9abc_def0u64, 0x0ff0_f00fu64);
+        assert_eq!(lop3(x, y, z, 0x96), x ^ y ^ z);
+        assert_eq!(lop3(x, y, z, 0xe8), (x & y) | (x & z) | (y & z));
+        assert_eq!(lop3(x, y, z, 0xca), (x & y) | (!x & z & 0xffff_ffff));
+        assert_eq!(lop3(x, y, z, 0x00), 0);
+        assert_eq!(lop3(x, y, z, 0xff), 0xffff_ffff);
     }
 }

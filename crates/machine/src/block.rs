@@ -1172,6 +1172,19 @@ fn execute<const HARDWARE_FMA: bool>(
             let lanes = u64::from(warp.paths[path_index].mask);
             map1(values, dst, dst, active, |_| lanes);
         }
+        Kind::FunnelShift {
+            left,
+            clamp,
+            dst,
+            a,
+            b,
+            c,
+        } => map3(values, dst, a, b, c, active, |x, y, z| {
+            arith::funnel_shift(x, y, z, left, clamp)
+        }),
+        Kind::Lop3 { lut, dst, a, b, c } => map3(values, dst, a, b, c, active, |x, y, z| {
+            arith::lop3(x, y, z, lut)
+        }),
         Kind::Pack {
             element_bits,
             count,

@@ -447,6 +447,23 @@ pub enum Kind {
     ActiveMask {
         dst: ValueReg,
     },
+    /// `shf.l/.r.wrap/.clamp.b32`.
+    FunnelShift {
+        left: bool,
+        clamp: bool,
+        dst: ValueReg,
+        a: ValueReg,
+        b: ValueReg,
+        c: ValueReg,
+    },
+    /// `lop3.b32` with its truth table.
+    Lop3 {
+        lut: u8,
+        dst: ValueReg,
+        a: ValueReg,
+        b: ValueReg,
+        c: ValueReg,
+    },
     /// `mov.bN dst, {a, b[, c, d]}`: `count` elements of `element_bits`
     /// each, element 0 in the low bits.
     Pack {
@@ -1500,6 +1517,28 @@ impl Lowerer<'_> {
             },
             Op::ActiveMask { dst } => Kind::ActiveMask {
                 dst: self.dst(*dst),
+            },
+            Op::FunnelShift {
+                left,
+                clamp,
+                dst,
+                a,
+                b,
+                c,
+            } => Kind::FunnelShift {
+                left: *left,
+                clamp: *clamp,
+                dst: self.dst(*dst),
+                a: self.value(a)?,
+                b: self.value(b)?,
+                c: self.value(c)?,
+            },
+            Op::Lop3 { dst, a, b, c, lut } => Kind::Lop3 {
+                lut: *lut,
+                dst: self.dst(*dst),
+                a: self.value(a)?,
+                b: self.value(b)?,
+                c: self.value(c)?,
             },
             Op::Pack { ty, dst, src } => {
                 let mut registers = [0; 4];

@@ -197,3 +197,82 @@ fn vector_packing_moves_element_zero_to_the_low_bits() {
         assert_eq!(words, &expected, "lane {l}: v = {v:#018x}");
     }
 }
+
+/// Funnel shifts in all four forms and `lop3` with three tables, one result
+/// word each a lane.
+const FUNNEL: &str = r#"
+.kernel funnel(.param .u64 IN, .param .u64 OUT)
+{
+    .reg .u32 %t, %n;
+    .reg .b32 %a, %b, %c, %d;
+    .reg .u64 %ptr, %off;
+    mov.u32 %t, %tid.x;
+    mul.wide.u32 %off, %t, 12;
+    ld.param.u64 %ptr, [IN]; add.u64 %ptr, %ptr, %off;
+    ld.global.b32 %a, [%ptr]; ld.global.b32 %b, [%ptr+4]; ld.global.u32 %n, [%ptr+8];
+    mul.wide.u32 %off, %t, 32;
+    ld.param.u64 %ptr, [OUT]; add.u64 %ptr, %ptr, %off;
+    shf.l.wrap.b32 %d, %a, %b, %n;    st.global.b32 [%ptr], %d;
+    shf.r.wrap.b32 %d, %a, %b, %n;    st.global.b32 [%ptr+4], %d;
+    shf.l.clamp.b32 %d, %a, %b, %n;   st.global.b32 [%ptr+8], %d;
+    shf.r.clamp.b32 %d, %a, %b, %n;   st.global.b32 [%ptr+12], %d;
+    mov.b32 %c, %n;
+    lop3.b32 %d, %a, %b, %c, 0xe8;    st.global.b32 [%ptr+16], %d;
+    lop3.b32 %d, %a, %b, %c, 0x96;    st.global.b32 [%ptr+20], %d;
+    lop3.b32 %d, %a, %b, %c, 0x1;     st.global.b32 [%ptr+24], %d;
+    shf.l.wrap.b32 %a, %a, %a, 8;     st.global.b32 [%ptr+28], %a;
+}
+"#;
+
+#[test]
+fn funnel_shifts_and_lop3() {
+    // Shift amounts 0 to 31, then 32, 33, 63, 64 and huge ones by turns.
+    let rows: Vec<[u32; 3]> = (0..32u32)
+        .map(|l| {
+            let a = 0x9e37_79b9u32.wrapping_mul(l + 1);
+            let b = 0x7f4a_7c15u32.rotate_left(l) ^ l;
+            let n = [l, 32, 33, 63, 64, u32::MAX, 1 << 31, 31][l as usize % 8]
+                .wrapping_add((l / 8) * 3);
+            [a, b, n]
+        })
+        .collect();
+    let input: Vec<u32> = rows.iter().flatten().copied().collect();
+    let outcome = run_kernel(FUNNEL, 1, 32, &[Arg::u32s(&input), Arg::zeros(32 * 8)]).ok();
+    let out = outcome.u32s(1);
+    for (l, &[a, b, n]) in rows.iter().enumerate() {
+        // Host forms written with 32-bit shifts, not through 64 bits.
+        let left = |k: u32| {
+            if k == 0 {
+                b
+            } else if k >= 32 {
+                a
+            } else {
+                b << k | a >> (32 - k)
+            }
+        };
+        let right = |k: u32| {
+            if k == 0 {
+                a
+            } else if k >= 32 {
+                b
+            } else {
+                a >> k | b << (32 - k)
+            }
+        };
+        let expected = [
+            left(n % 32),
+            right(n % 32),
+            left(n.min(32)),
+            right(n.min(32)),
+            (a & b) | (a & n) | (b & n),
+            a ^ b ^ n,
+            !(a | b | n),
+            a.rotate_left(8),
+        ];
+        assert_eq!(
+            &out[8 * l..8 * l + 8],
+            &expected,
+            "lane {l}: a {a:#x} b {b:#x} n {n}"
+        );
+    }
+}
