@@ -470,10 +470,23 @@ pub enum Op {
         b: Operand,
         c: Operand,
     },
-    /// `setp.cmp[.boolop].ty dst, a, b[, c]`: `dst = (a cmp b) boolop c`.
+    /// `setp.cmp[.boolop].ty dst[|dst_not], a, b[, c]`: `dst = (a cmp b)
+    /// boolop c`, and `dst_not = !(a cmp b) boolop c`.
     Setp {
         cmp: CmpOp,
         ty: ScalarType,
+        dst: RegId,
+        dst_not: Option<RegId>,
+        a: Operand,
+        b: Operand,
+        combine: Option<(BoolOp, PredOperand)>,
+    },
+    /// `set.cmp[.boolop].dst_ty.src_ty dst, a, b[, c]`: `(a cmp b) boolop c`
+    /// as a number: all ones or zero for `.u32`/`.s32`, 1.0 or 0.0 for `.f32`.
+    Set {
+        cmp: CmpOp,
+        dst_ty: ScalarType,
+        src_ty: ScalarType,
         dst: RegId,
         a: Operand,
         b: Operand,
@@ -672,7 +685,7 @@ impl Op {
             Op::Binary { dst, .. }
             | Op::Unary { dst, .. }
             | Op::MulAdd { dst, .. }
-            | Op::Setp { dst, .. }
+            | Op::Set { dst, .. }
             | Op::Selp { dst, .. }
             | Op::Cvt { dst, .. }
             | Op::Cvta { dst, .. }
@@ -682,6 +695,9 @@ impl Op {
             | Op::ActiveMask { dst }
             | Op::Vote { dst, .. } => vec![*dst],
             Op::Load { dst, .. } => dst.clone(),
+            Op::Setp { dst, dst_not, .. } => std::iter::once(*dst)
+                .chain(dst_not.iter().copied())
+                .collect(),
             Op::Pack { dst, .. } | Op::FunnelShift { dst, .. } | Op::Lop3 { dst, .. } => {
                 vec![*dst]
             }

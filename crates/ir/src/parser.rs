@@ -1174,6 +1174,11 @@ impl<'a> Parser<'a> {
                 mods.take("ftz");
                 let ty = self.take_type(mods, opcode)?;
                 let dst = self.parse_destination(scope)?;
+                let dst_not = if self.eat_punct('|') {
+                    Some(self.parse_destination(scope)?)
+                } else {
+                    None
+                };
                 let [a, b] = self.parse_sources(scope, [ty, ty])?;
                 let combine = match combine_op {
                     Some(op) => {
@@ -1185,6 +1190,34 @@ impl<'a> Parser<'a> {
                 Ok(Op::Setp {
                     cmp,
                     ty,
+                    dst,
+                    dst_not,
+                    a,
+                    b,
+                    combine,
+                })
+            }
+            "set" => {
+                let cmp = self.take_from(mods, opcode, "a comparison such as `.lt`", |m| {
+                    CmpOp::ALL.into_iter().find(|c| c.name() == m)
+                })?;
+                let combine_op = mods.take_bool_op();
+                mods.take("ftz");
+                let dst_ty = self.take_type(mods, opcode)?;
+                let src_ty = self.take_type(mods, opcode)?;
+                let dst = self.parse_destination(scope)?;
+                let [a, b] = self.parse_sources(scope, [src_ty, src_ty])?;
+                let combine = match combine_op {
+                    Some(op) => {
+                        self.expect_punct(',')?;
+                        Some((op, self.parse_pred_operand(scope)?))
+                    }
+                    None => None,
+                };
+                Ok(Op::Set {
+                    cmp,
+                    dst_ty,
+                    src_ty,
                     dst,
                     a,
                     b,

@@ -223,6 +223,7 @@ fn write_instruction(out: &mut String, kernel: &Kernel, instr: &Instr) -> fmt::R
             cmp,
             ty,
             dst,
+            dst_not,
             a,
             b,
             combine,
@@ -231,7 +232,36 @@ fn write_instruction(out: &mut String, kernel: &Kernel, instr: &Instr) -> fmt::R
             if let Some((op, _)) = combine {
                 write!(out, ".{}", op.name())?;
             }
-            write!(out, ".{ty} {}, {}, {}", reg(*dst), operand(a), operand(b))?;
+            write!(out, ".{ty} {}", reg(*dst))?;
+            if let Some(q) = dst_not {
+                write!(out, "|{}", reg(*q))?;
+            }
+            write!(out, ", {}, {}", operand(a), operand(b))?;
+            if let Some((_, c)) = combine {
+                write!(out, ", {}", pred(c))?;
+            }
+            Ok(())
+        }
+        Op::Set {
+            cmp,
+            dst_ty,
+            src_ty,
+            dst,
+            a,
+            b,
+            combine,
+        } => {
+            write!(out, "set.{}", cmp.name())?;
+            if let Some((op, _)) = combine {
+                write!(out, ".{}", op.name())?;
+            }
+            write!(
+                out,
+                ".{dst_ty}.{src_ty} {}, {}, {}",
+                reg(*dst),
+                operand(a),
+                operand(b)
+            )?;
             if let Some((_, c)) = combine {
                 write!(out, ", {}", pred(c))?;
             }

@@ -308,14 +308,43 @@ impl Checker<'_> {
                 self.expect_operand(b, ty, "second operand");
                 self.expect_operand(c, result_ty, "third operand");
             }
-            Op::Setp {
+            Op::Set {
                 cmp,
-                ty,
+                dst_ty,
+                src_ty,
                 dst,
                 a,
                 b,
                 combine,
             } => {
+                self.check_comparison(*cmp, *src_ty, "set");
+                if *src_ty == ScalarType::F16x2 {
+                    self.problem("`set` does not compare `.f16x2` pairs".to_string());
+                }
+                if !matches!(dst_ty, ScalarType::U32 | ScalarType::S32 | ScalarType::F32) {
+                    self.problem(format!(
+                        "`set` writes `.u32`, `.s32` or `.f32`, not `.{dst_ty}`"
+                    ));
+                }
+                self.expect_register(*dst, *dst_ty, "destination");
+                self.expect_operand(a, *src_ty, "first operand");
+                self.expect_operand(b, *src_ty, "second operand");
+                if let Some((_, c)) = combine {
+                    self.expect_pred(c, "combined predicate");
+                }
+            }
+            Op::Setp {
+                cmp,
+                ty,
+                dst,
+                dst_not,
+                a,
+                b,
+                combine,
+            } => {
+                if let Some(q) = dst_not {
+                    self.expect_register(*q, ScalarType::Pred, "second destination");
+                }
                 if cmp.is_float_only() && !ty.is_float() {
                     self.problem(format!("comparison `{}` needs a float type", cmp.name()));
                 }
@@ -673,6 +702,22 @@ impl Checker<'_> {
             return None;
         }
         element
+    }
+
+    /// The rules `setp` states for comparisons, for `set`.
+    fn check_comparison(&mut self, cmp: CmpOp, ty: ScalarType, what: &str) {
+        if cmp.is_float_only() && !ty.is_float() {
+            self.problem(format!("comparison `{}` needs a float type", cmp.name()));
+        }
+        if cmp.is_unsigned_only() && (ty.is_float() || ty.is_signed()) {
+            self.problem(format!(
+                "comparison `{}` needs an unsigned or bit type",
+                cmp.name()
+            ));
+        }
+        if ty == ScalarType::Pred {
+            self.problem(format!("`{what}` compares numbers, not predicates"));
+        }
     }
 
     fn check_vector(&mut self, ty: ScalarType, count: usize) {

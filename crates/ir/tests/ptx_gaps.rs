@@ -162,3 +162,30 @@ fn funnel_shifts_and_lop3_round_trip() {
         assert!(error.to_string().contains(message), "{body}: {error}");
     }
 }
+
+#[test]
+fn set_and_two_destination_setp_round_trip() {
+    let printed = round_trip(
+        "set.lt.u32.s32 %u, %s, %t;\nset.nan.f32.f32 %f, %f, %g;\n\
+         set.gtu.and.s32.f32 %s, %f, 0.5, !%p;\nset.ne.u32.f16 %u, %h, %i;\n\
+         setp.lt.s32 %p|%q, %s, %t;\nsetp.num.xor.f32 %p|%q, %f, %g, %r;",
+    );
+    for spelling in [
+        "set.lt.u32.s32 %u, %s, %t",
+        "set.nan.f32.f32 %f, %f, %g",
+        "set.gtu.and.s32.f32 %s, %f, 0.5, !%p",
+        "set.ne.u32.f16 %u, %h, %i",
+        "setp.lt.s32 %p|%q, %s, %t",
+        "setp.num.xor.f32 %p|%q, %f, %g, %r",
+    ] {
+        assert!(printed.contains(spelling), "{spelling} in\n{printed}");
+    }
+    for body in [
+        "set.lt.u64.s32 %m, %s, %t;",
+        "set.lo.u32.s32 %u, %s, %t;",
+        "set.nan.u32.s32 %u, %s, %t;",
+        "setp.lt.s32 %p|%u, %s, %t;",
+    ] {
+        verify_error(body);
+    }
+}

@@ -48,7 +48,17 @@ pub struct BlockRunner<'a> {
     has_avx2_fma: bool,
     warps: Vec<Warp>,
     state: BlockState,
+    /// Livelock detection: the progress mark the recorded states belong to,
+    /// and fingerprints of the block's state at the end of scheduling rounds
+    /// since the livelock window ran out without progress.
+    spin_mark: Option<u64>,
+    spin_states: std::collections::HashSet<u64>,
 }
+
+/// Fingerprints kept per suspected livelock before starting over (bounds
+/// memory; a loop whose state comes back only after more rounds than this
+/// runs on to the instruction limit).
+const MAX_SPIN_STATES: usize = 1 << 14;
 
 /// Everything of a block except its warps, so a warp and the block state can
 /// be borrowed at the same time.
@@ -94,6 +104,8 @@ impl<'a> BlockRunner<'a> {
             has_avx2_fma: std::arch::is_x86_feature_detected!("avx2")
                 && std::arch::is_x86_feature_detected!("fma"),
             warps: Vec::new(),
+            spin_mark: None,
+            spin_states: std::collections::HashSet::new(),
             state: BlockState {
                 block_index: [0; 3],
                 shared: vec![0; shared_bytes],
@@ -159,6 +171,7 @@ impl<'a> BlockRunner<'a> {
             }
             if self.state.instructions - self.state.checker.last_progress > livelock_window
                 && self.some_path_waits()
+                && self.state_repeats()
             {
                 return Err(Box::new(self.livelock_error(livelock_window)));
             }
@@ -172,6 +185,32 @@ impl<'a> BlockRunner<'a> {
             released |= warp.release_blocked_reconvergence();
         }
         released
+    }
+
+    /// Whether the block's state (every warp's paths, registers and
+    /// predicates) at the end of this round is one it was in at the end of
+    /// an earlier round with no progress in between. Nothing else changes
+    /// without progress (memory only changes by stores and atomics, barriers
+    /// only by arrivals), and the machine is deterministic, so a repeated
+    /// state proves that the block loops for ever. A long loop that ends
+    /// (a counter, a changing load) never repeats a state.
+    #[cold]
+    fn state_repeats(&mut self) -> bool {
+        use std::hash::{Hash, Hasher};
+        let mark = self.state.checker.last_progress;
+        if self.spin_mark != Some(mark) || self.spin_states.len() >= MAX_SPIN_STATES {
+            self.spin_mark = Some(mark);
+            self.spin_states.clear();
+        }
+        // SipHash with fixed keys: the same fingerprint on every host.
+        let mut hasher = std::hash::DefaultHasher::new();
+        for warp in &self.warps {
+            warp.paths.hash(&mut hasher);
+            warp.values.hash(&mut hasher);
+            warp.preds.hash(&mut hasher);
+            warp.exited.hash(&mut hasher);
+        }
+        !self.spin_states.insert(hasher.finish())
     }
 
     /// Whether some path of the block waits at a barrier or a warp sync.
@@ -297,6 +336,8 @@ impl<'a> BlockRunner<'a> {
                 }
             }
         }
+        self.spin_mark = None;
+        self.spin_states.clear();
         let valid: Vec<u32> = self.warps.iter().map(|warp| warp.valid).collect();
         self.state
             .checker
@@ -681,6 +722,14 @@ fn uniform_value(values: &[u64], reg: u32, active: u32) -> u64 {
     values[reg as usize * WARP_SIZE + active.trailing_zeros().min(31) as usize]
 }
 
+/// The first active lane whose `reg` differs from the first active lane's.
+fn first_disagreeing_lane(values: &[u64], reg: u32, active: u32) -> Option<u32> {
+    let first = uniform_value(values, reg, active);
+    (0..WARP_SIZE as u32).find(|&lane| {
+        active >> lane & 1 != 0 && values[reg as usize * WARP_SIZE + lane as usize] != first
+    })
+}
+
 /// Executes the instruction at `pc` for the active lanes of path `path_index`.
 /// `HARDWARE_FMA`: the caller is compiled with the FMA instruction set.
 #[inline(always)]
@@ -867,17 +916,15 @@ fn execute<const HARDWARE_FMA: bool>(
         Kind::HalfSetp {
             cmp,
             dst,
+            dst_not,
             a,
             b,
             combine,
         } => {
             let a = lanes(values, a);
             let b = lanes(values, b);
-            let mut result = lane_mask(|lane| arith::f16_compare(cmp, a[lane], b[lane]));
-            if let Some((op, pred, negated)) = combine {
-                result = combine_bits(op, result, warp.pred_bits(pred, negated));
-            }
-            warp.set_pred(dst, active, result);
+            let result = lane_mask(|lane| arith::f16_compare(cmp, a[lane], b[lane]));
+            set_preds(warp, active, result, dst, dst_not, combine);
         }
         Kind::SatS32 { op, dst, a, b, c } => match op {
             SatOp::Add => map2(values, dst, a, b, active, arith::s32_add_sat),
@@ -973,6 +1020,7 @@ fn execute<const HARDWARE_FMA: bool>(
             cmp,
             ty,
             dst,
+            dst_not: None,
             a,
             b,
             combine,
@@ -984,6 +1032,51 @@ fn execute<const HARDWARE_FMA: bool>(
                 result = combine_bits(op, result, warp.pred_bits(pred, negated));
             }
             warp.set_pred(dst, active, result);
+        }
+        Kind::Setp {
+            cmp,
+            ty,
+            dst,
+            dst_not,
+            a,
+            b,
+            combine,
+        } => {
+            let a = lanes(values, a);
+            let b = lanes(values, b);
+            let result = compare_lanes(cmp, ty, &a, &b);
+            set_preds(warp, active, result, dst, dst_not, combine);
+        }
+        Kind::Set {
+            cmp,
+            ty,
+            half,
+            float_result,
+            dst,
+            a,
+            b,
+            combine,
+        } => {
+            let (a, b) = (lanes(values, a), lanes(values, b));
+            let mut result = if half {
+                lane_mask(|lane| arith::f16_compare(cmp, a[lane], b[lane]))
+            } else {
+                compare_lanes(cmp, ty, &a, &b)
+            };
+            if let Some((op, pred, negated)) = combine {
+                result = combine_bits(op, result, warp.pred_bits(pred, negated));
+            }
+            let truth = if float_result {
+                u64::from(1.0f32.to_bits())
+            } else {
+                0xffff_ffff
+            };
+            let out = lanes_mut(&mut warp.values, dst);
+            for (lane, out) in out.iter_mut().enumerate() {
+                if active >> lane & 1 != 0 {
+                    *out = if result >> lane & 1 != 0 { truth } else { 0 };
+                }
+            }
         }
         Kind::Selp {
             dst,
@@ -1080,12 +1173,9 @@ fn execute<const HARDWARE_FMA: bool>(
             addr,
             a,
             b,
-        } => {
-            state.checker.last_progress = state.instructions;
-            atomic(
-                env, warp, state, pc, active, space, op, ty, size, dst, addr, a, b,
-            )?
-        }
+        } => atomic(
+            env, warp, state, pc, active, space, op, ty, size, dst, addr, a, b,
+        )?,
         Kind::Barrier {
             kind,
             id,
@@ -1111,8 +1201,18 @@ fn execute<const HARDWARE_FMA: bool>(
                 warp.paths[path_index].pc = pc + 1;
                 return Ok(());
             }
-            let mask = uniform_value(values, mask, active) as u32;
-            state.checker.last_progress = state.instructions;
+            // Each lane names its own mask (cooperative groups' tiles give
+            // each tile its own); the path waits for the lanes of them all.
+            let masks = lanes(values, mask);
+            let mut union = 0u32;
+            let mut outside = 0u32;
+            for (lane, &lane_mask) in masks.iter().enumerate() {
+                if active >> lane & 1 != 0 {
+                    union |= lane_mask as u32;
+                    outside |= (!(lane_mask as u32) >> lane & 1) << lane;
+                }
+            }
+            let mask = union;
             warp_sync::arrive(
                 env.program,
                 warp,
@@ -1120,6 +1220,7 @@ fn execute<const HARDWARE_FMA: bool>(
                 path_index,
                 active,
                 mask,
+                outside,
             );
             return Ok(());
         }
@@ -1253,6 +1354,33 @@ fn execute<const HARDWARE_FMA: bool>(
     Ok(())
 }
 
+/// The destinations of `setp d[|q]`: `d = cmp boolop c`, `q = !cmp boolop c`
+/// (PTX ISA, `setp`), written after the comparison, so `c` may be either.
+#[inline(always)]
+fn set_preds(
+    warp: &mut Warp,
+    active: u32,
+    compared: u32,
+    dst: u32,
+    dst_not: Option<u32>,
+    combine: Option<(BoolOp, u32, bool)>,
+) {
+    let (p, q) = match combine {
+        Some((op, pred, negated)) => {
+            let c = warp.pred_bits(pred, negated);
+            (
+                combine_bits(op, compared, c),
+                combine_bits(op, !compared, c),
+            )
+        }
+        None => (compared, !compared),
+    };
+    warp.set_pred(dst, active, p);
+    if let Some(q_reg) = dst_not {
+        warp.set_pred(q_reg, active, q);
+    }
+}
+
 /// Combines two lane masks of predicates.
 #[inline(always)]
 fn combine_bits(op: BoolOp, x: u32, y: u32) -> u32 {
@@ -1363,6 +1491,14 @@ fn barrier(
         return Ok(());
     }
     let barrier_id = uniform_value(&warp.values, id, active);
+    if let Some(lane) = first_disagreeing_lane(&warp.values, id, active) {
+        return Err(fault(
+            FaultKind::InvalidBarrier {
+                message: "the barrier id differs between the threads of a warp executing this barrier; it must be the same for all".to_string(),
+            },
+            lane,
+        ));
+    }
     if barrier_id > 15 {
         return Err(fault(
             FaultKind::InvalidBarrier {
@@ -1376,6 +1512,14 @@ fn barrier(
     let thread_count = match count {
         Some(reg) => {
             let value = uniform_value(&warp.values, reg, active);
+            if let Some(lane) = first_disagreeing_lane(&warp.values, reg, active) {
+                return Err(fault(
+                    FaultKind::InvalidBarrier {
+                        message: "the barrier thread count differs between the threads of a warp executing this barrier; it must be the same for all".to_string(),
+                    },
+                    lane,
+                ));
+            }
             if value == 0 || !value.is_multiple_of(32) || value > 1024 {
                 return Err(fault(
                     FaultKind::InvalidBarrier {
@@ -1400,7 +1544,6 @@ fn barrier(
     if thread_count.is_some() {
         barrier.count = thread_count;
     }
-    let arrived_after = barrier.arrived;
     state.checker.last_progress = state.instructions;
     state.checker.arrive(
         barrier_id as u32,
@@ -1410,7 +1553,6 @@ fn barrier(
         kind != BarrierKind::Arrive,
         reduction.is_some(),
         thread_count,
-        arrived_after,
     );
     let barrier = &mut state.barriers[barrier_id as usize];
     if let Some(reduction) = reduction {
@@ -1817,6 +1959,11 @@ fn atomic(
                 ))
             }
         };
+        // Only an atomic that changed memory is progress to the livelock
+        // detector: a compare-and-swap spinning on a taken lock is not.
+        if atomic_update(op, ty, old, operand, swap) & mask != old {
+            state.checker.last_progress = state.instructions;
+        }
         if let Some(dst) = dst {
             warp.values[dst as usize * WARP_SIZE + lane] = old;
         }

@@ -300,6 +300,7 @@ pub enum Kind {
     HalfSetp {
         cmp: CmpOp,
         dst: PredReg,
+        dst_not: Option<PredReg>,
         a: ValueReg,
         b: ValueReg,
         combine: Option<(BoolOp, PredReg, bool)>,
@@ -334,6 +335,20 @@ pub enum Kind {
         cmp: CmpOp,
         ty: NumberType,
         dst: PredReg,
+        /// The second destination of `setp d|q`: `!(a cmp b) boolop c`.
+        dst_not: Option<PredReg>,
+        a: ValueReg,
+        b: ValueReg,
+        combine: Option<(BoolOp, PredReg, bool)>,
+    },
+    /// `set.cmp.dty.sty`: the comparison (of halves when `half`, else of
+    /// `ty`) as all ones or 1.0f (`float_result`), or zero.
+    Set {
+        cmp: CmpOp,
+        ty: NumberType,
+        half: bool,
+        float_result: bool,
+        dst: ValueReg,
         a: ValueReg,
         b: ValueReg,
         combine: Option<(BoolOp, PredReg, bool)>,
@@ -924,6 +939,7 @@ impl Lowerer<'_> {
                 cmp,
                 ty: ScalarType::F16,
                 dst,
+                dst_not,
                 a,
                 b,
                 combine,
@@ -938,6 +954,7 @@ impl Lowerer<'_> {
                 Kind::HalfSetp {
                     cmp: *cmp,
                     dst: self.dst(*dst),
+                    dst_not: dst_not.map(|q| self.dst(q)),
                     a: self.value(a)?,
                     b: self.value(b)?,
                     combine,
@@ -1274,10 +1291,41 @@ impl Lowerer<'_> {
                     },
                 }
             }
+            Op::Set {
+                cmp,
+                dst_ty,
+                src_ty,
+                dst,
+                a,
+                b,
+                combine,
+            } => {
+                if *src_ty == ScalarType::F16x2 {
+                    return Err(self.error("`set` of `.f16x2` is not supported".to_string()));
+                }
+                let combine = match combine {
+                    Some((op, pred)) => {
+                        let (reg, negated) = self.pred(pred)?;
+                        Some((*op, reg, negated))
+                    }
+                    None => None,
+                };
+                Kind::Set {
+                    cmp: *cmp,
+                    ty: Self::number_type(*src_ty),
+                    half: *src_ty == ScalarType::F16,
+                    float_result: *dst_ty == ScalarType::F32,
+                    dst: self.dst(*dst),
+                    a: self.value(a)?,
+                    b: self.value(b)?,
+                    combine,
+                }
+            }
             Op::Setp {
                 cmp,
                 ty,
                 dst,
+                dst_not,
                 a,
                 b,
                 combine,
@@ -1293,6 +1341,7 @@ impl Lowerer<'_> {
                     cmp: *cmp,
                     ty: Self::number_type(*ty),
                     dst: self.dst(*dst),
+                    dst_not: dst_not.map(|q| self.dst(q)),
                     a: self.value(a)?,
                     b: self.value(b)?,
                     combine,

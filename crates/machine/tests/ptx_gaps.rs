@@ -276,3 +276,122 @@ fn funnel_shifts_and_lop3() {
         );
     }
 }
+
+/// `set` into integers and floats from integer, float and half operands,
+/// with a combining predicate, and `setp` with two destinations.
+const SET: &str = r#"
+.kernel set(.param .u64 IN, .param .u64 OUT)
+{
+    .reg .u32 %t, %r, %flags, %bit;
+    .reg .s32 %a, %b;
+    .reg .f32 %x, %y, %f;
+    .reg .b16 %h, %k;
+    .reg .u64 %ptr, %off;
+    .reg .pred %c, %p, %q;
+    mov.u32 %t, %tid.x;
+    mul.wide.u32 %off, %t, 20;
+    ld.param.u64 %ptr, [IN]; add.u64 %ptr, %ptr, %off;
+    ld.global.s32 %a, [%ptr]; ld.global.s32 %b, [%ptr+4];
+    ld.global.f32 %x, [%ptr+8]; ld.global.f32 %y, [%ptr+12];
+    ld.global.b16 %h, [%ptr+16]; ld.global.b16 %k, [%ptr+18];
+    and.b32 %r, %t, 1;
+    setp.eq.u32 %c, %r, 1;
+    mul.wide.u32 %off, %t, 32;
+    ld.param.u64 %ptr, [OUT]; add.u64 %ptr, %ptr, %off;
+    set.lt.u32.s32 %r, %a, %b;              st.global.u32 [%ptr], %r;
+    set.lo.u32.u32 %r, %a, %b;              st.global.u32 [%ptr+4], %r;
+    set.ltu.f32.f32 %f, %x, %y;             st.global.f32 [%ptr+8], %f;
+    set.nan.u32.f32 %r, %x, %y;             st.global.u32 [%ptr+12], %r;
+    set.ge.or.s32.f32 %r, %x, %y, %c;       st.global.u32 [%ptr+16], %r;
+    set.lt.u32.f16 %r, %h, %k;              st.global.u32 [%ptr+20], %r;
+    setp.lt.s32 %p|%q, %a, %b;
+    selp.u32 %flags, 1, 0, %p;
+    selp.u32 %bit, 2, 0, %q;                or.b32 %flags, %flags, %bit;
+    setp.ge.and.f32 %p|%q, %x, %y, %c;
+    selp.u32 %bit, 4, 0, %p;                or.b32 %flags, %flags, %bit;
+    selp.u32 %bit, 8, 0, %q;                or.b32 %flags, %flags, %bit;
+    setp.gtu.xor.f32 %c|%q, %x, %y, !%c;
+    selp.u32 %bit, 16, 0, %c;               or.b32 %flags, %flags, %bit;
+    selp.u32 %bit, 32, 0, %q;               or.b32 %flags, %flags, %bit;
+    setp.ne.f16 %p|%q, %h, %k;
+    selp.u32 %bit, 64, 0, %p;               or.b32 %flags, %flags, %bit;
+    selp.u32 %bit, 128, 0, %q;              or.b32 %flags, %flags, %bit;
+    st.global.u32 [%ptr+24], %flags;
+}
+"#;
+
+#[test]
+fn set_and_two_destination_setp() {
+    let nan = f32::NAN;
+    // a, b, x, y, h, k (halves: 1.0 0x3c00, 2.0 0x4000, NaN 0x7e00, -0 0x8000).
+    let rows: [(i32, i32, f32, f32, u16, u16); 8] = [
+        (1, 2, 1.0, 2.0, 0x3c00, 0x4000),
+        (2, 1, 2.0, 1.0, 0x4000, 0x3c00),
+        (-1, 1, nan, 1.0, 0x7e00, 0x3c00),
+        (5, 5, 3.0, 3.0, 0x8000, 0x0000),
+        (i32::MIN, 0, 1.0, nan, 0x3c00, 0x7e00),
+        (0, -7, -0.0, 0.0, 0x4000, 0x4000),
+        (7, -7, f32::INFINITY, 1.0, 0x0000, 0x8000),
+        (-3, -2, -1.0, f32::NEG_INFINITY, 0xbc00, 0x3c00),
+    ];
+    let mut input = Vec::new();
+    for l in 0..32 {
+        let (a, b, x, y, h, k) = rows[l % 8];
+        input.extend(a.to_le_bytes());
+        input.extend(b.to_le_bytes());
+        input.extend(x.to_le_bytes());
+        input.extend(y.to_le_bytes());
+        input.extend(h.to_le_bytes());
+        input.extend(k.to_le_bytes());
+    }
+    let outcome = run_kernel(SET, 1, 32, &[Arg::bytes(&input), Arg::zeros(32 * 8)]).ok();
+    let out = outcome.u32s(1);
+    let half = |bits: u16| -> f32 {
+        match bits {
+            0x3c00 => 1.0,
+            0x4000 => 2.0,
+            0xbc00 => -1.0,
+            0x0000 => 0.0,
+            0x8000 => -0.0,
+            _ => f32::NAN,
+        }
+    };
+    for l in 0..32 {
+        let (a, b, x, y, h, k) = rows[l % 8];
+        let c = l % 2 == 1;
+        let all = |t: bool| if t { u32::MAX } else { 0 };
+        let unordered = x.is_nan() || y.is_nan();
+        let ge = !unordered && x >= y;
+        let gtu = unordered || x > y;
+        let (hv, kv) = (half(h), half(k));
+        let half_ne = !hv.is_nan() && !kv.is_nan() && hv != kv;
+        let expected = [
+            all(a < b),
+            all((a as u32) < (b as u32)),
+            if unordered || x < y {
+                1.0f32.to_bits()
+            } else {
+                0
+            },
+            all(unordered),
+            all(ge || c),
+            all(hv < kv),
+        ];
+        assert_eq!(
+            &out[8 * l..8 * l + 6],
+            &expected,
+            "lane {l}: {:?}",
+            rows[l % 8]
+        );
+        // p = cmp op c, q = !cmp op c; the third setp reads c before writing it.
+        let flags = u32::from(a < b)
+            | u32::from(a >= b) << 1
+            | u32::from(ge && c) << 2
+            | u32::from(!ge && c) << 3
+            | u32::from(gtu ^ !c) << 4
+            | u32::from(!gtu ^ !c) << 5
+            | u32::from(half_ne) << 6
+            | u32::from(!half_ne) << 7;
+        assert_eq!(out[8 * l + 6], flags, "lane {l}: flags");
+    }
+}
