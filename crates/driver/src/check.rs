@@ -189,6 +189,8 @@ pub fn render_finding(finding: &FindingReport, sources: &mut Sources) -> String 
     for site in &finding.sites {
         let threads = if site.threads.is_empty() {
             String::new()
+        } else if site.threads.parse::<u32>().is_ok() {
+            format!(" (thread {})", site.threads)
         } else {
             format!(" (threads {})", site.threads)
         };

@@ -35,8 +35,11 @@
 //!   __syncthreads(); out[tid] = v;`, which is a finding). A consequence of
 //!   the pruning: a divergent barrier whose paths meet only at an `exit`
 //!   (`if (tid < 64) __syncthreads();` as the last statement) is no finding,
-//!   because it cannot be told from an early return; the machine completes
-//!   such a barrier by the exits, and its dynamic checker reports it.
+//!   because it cannot be told from an early return. The machine completes
+//!   such a barrier by the exits, and its dynamic checker does not report
+//!   it either: it relies on this analysis to tell a barrier skipped by
+//!   threads that go on from one that early returns skip. Nothing after
+//!   such a barrier depends on it, so the miss is harmless.
 //! - Blocks that cannot reach the exit (an endless loop) get a virtual edge to
 //!   the exit from the last block of each such region, as post-dominator
 //!   trees in compilers do, so that every block has a post-dominator.
@@ -631,6 +634,12 @@ impl<'a> Analysis<'a> {
                 ..
             } => first(&[*field, *base, *position, *length]),
             Op::Permute { a, b, selector, .. } => first(&[*a, *b, *selector]),
+            Op::Set { a, b, combine, .. } => {
+                first(&[*a, *b]).or_else(|| combine.as_ref().and_then(|(_, p)| predicate(p)))
+            }
+            Op::FunnelShift { a, b, c, .. } | Op::Lop3 { a, b, c, .. } => first(&[*a, *b, *c]),
+            Op::Pack { src, .. } => first(src),
+            Op::Unpack { src, .. } => first(&[*src]),
             Op::Load {
                 space, order, addr, ..
             } => {

@@ -753,8 +753,16 @@ const EXPLAINED: &[(&str, &str, u32)] = &[
     ("barriers/red-mixed-with-sync.kir", "redMixedWithSync", 32),
     ("barriers/red-mixed-with-sync.kir", "redMixedWithSync", 35),
     // The seed document's if/else, each arm reading after its own barrier.
-    ("barriers/if-else-neighbour.kir", "ifElseNeighbourInArms", 43),
-    ("barriers/if-else-neighbour.kir", "ifElseNeighbourInArms", 50),
+    (
+        "barriers/if-else-neighbour.kir",
+        "ifElseNeighbourInArms",
+        43,
+    ),
+    (
+        "barriers/if-else-neighbour.kir",
+        "ifElseNeighbourInArms",
+        50,
+    ),
     // Two textually different bar.sync 0 chosen by tid / 32.
     ("barriers/unaligned-barriers.kir", "unalignedBarriers", 32),
     ("barriers/unaligned-barriers.kir", "unalignedBarriers", 35),
@@ -825,4 +833,42 @@ fn the_programs_of_the_repository_have_no_divergent_barrier() {
         unexplained.len(),
         unexplained.join("\n")
     );
+}
+
+/// Packing, unpacking, funnel shifts, `lop3` and `set` are data flow like
+/// any arithmetic: uniform sources give a uniform result, a thread index
+/// among the sources a divergent one.
+#[test]
+fn packing_funnel_shifts_lop3_and_set_carry_divergence_from_their_sources() {
+    let uniform = Parsed::new(
+        "ld.param.u32 %n, [n];
+         mov.b64 %g, {%n, %n};
+         mov.b64 {%a, %x}, %g;
+         shf.l.wrap.b32 %s, %a, %x, %n;
+         lop3.b32 %c, %s, %a, %x, 0x96;
+         set.lt.u32.u32 %i, %c, 7;
+         setp.ne.u32 %p, %i, 0;
+     @%p bra SKIP;                    // @branch
+         bar.sync 0;                  // @sync
+     SKIP:
+         st.shared.u32 [sh], %i;
+         exit;",
+    );
+    uniform.expect_none();
+    let divergent = Parsed::new(
+        "ld.param.u32 %n, [n];
+         mov.u32 %t, %tid.x;
+         mov.b64 %g, {%n, %t};
+         mov.b64 {%a, %x}, %g;
+         shf.l.wrap.b32 %s, %n, %x, %n;
+         lop3.b32 %c, %s, %n, %n, 0x96;
+         set.lt.u32.u32 %i, %c, 7;
+         setp.ne.u32 %p, %i, 0;
+     @%p bra SKIP;                    // @branch
+         bar.sync 0;                  // @sync
+     SKIP:
+         st.shared.u32 [sh], %i;
+         exit;",
+    );
+    divergent.expect(&[("sync", "branch")], "%tid.x");
 }

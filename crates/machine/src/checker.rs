@@ -20,11 +20,14 @@
 //!   control flow: threads that return early, before a barrier, are not
 //!   expected there (PTX: exited threads do not count), while threads that
 //!   skip a barrier inside an `if` and go on are not synchronised.
-//! - Livelock is "no observable progress for `barriers.livelock_window`
-//!   warp instructions while some thread waits". Every store or atomic to
-//!   shared or global memory counts as progress, even one that writes the
-//!   value already there, so a spin loop that stores ends at the instruction
-//!   limit instead.
+//! - Livelock is proved, not guessed: once some thread has waited for
+//!   `barriers.livelock_window` warp instructions without progress (a store,
+//!   an atomic that changed memory, a barrier arrival, an exit), the block's
+//!   state is fingerprinted at the end of every scheduling round, and a
+//!   fingerprint seen before with no progress in between means the block
+//!   loops for ever. A spin loop that stores (even the value already there)
+//!   is progress each time, so it ends at the instruction limit instead,
+//!   which is reported as a livelock when some thread was waiting.
 //! - "More threads than the count" is judged per barrier instruction over
 //!   the whole block: the distinct threads that wait at one `bar.sync a, b`
 //!   exceed `b`. A producer/consumer loop reusing a counted barrier with the
@@ -44,9 +47,81 @@ struct Arrival {
     warp: u32,
     pc: u32,
     lanes: u32,
-    /// The warp's lanes that had not exited when these arrived.
-    live: u32,
     reduction: bool,
+}
+
+/// The open phase of one barrier: every arrival since it last completed,
+/// and per warp what the checks at completion need, kept up to date at each
+/// arrival so that completing costs one pass over the warps.
+#[derive(Debug, Default)]
+struct Episode {
+    arrivals: Vec<Arrival>,
+    /// Per warp: the lanes that arrived (0: the warp has not arrived).
+    lanes: Vec<u32>,
+    /// Per warp: its live lanes and the instruction at its first arrival.
+    first_live: Vec<u32>,
+    first_pc: Vec<u32>,
+    /// Per warp: it arrived at more than one instruction; some of its lanes
+    /// arrived twice.
+    split: Vec<bool>,
+    twice: Vec<bool>,
+    /// Whether `bar.red` and other barrier instructions arrived.
+    reductions: bool,
+    plain: bool,
+}
+
+impl Episode {
+    fn reset(&mut self, warps: usize) {
+        self.arrivals.clear();
+        for per_warp in [&mut self.lanes, &mut self.first_live, &mut self.first_pc] {
+            per_warp.clear();
+            per_warp.resize(warps, 0);
+        }
+        for per_warp in [&mut self.split, &mut self.twice] {
+            per_warp.clear();
+            per_warp.resize(warps, false);
+        }
+        self.reductions = false;
+        self.plain = false;
+    }
+
+    /// The threads that arrived at `pc`, of the warps `include` accepts.
+    fn threads_at(&self, pc: u32, include: impl Fn(u32) -> bool) -> Vec<WarpLanes> {
+        let mut threads: Vec<WarpLanes> = Vec::new();
+        for arrival in &self.arrivals {
+            if arrival.pc != pc || !include(arrival.warp) {
+                continue;
+            }
+            match threads.iter_mut().find(|entry| entry.warp == arrival.warp) {
+                Some(entry) => entry.lanes |= arrival.lanes,
+                None => threads.push(WarpLanes {
+                    warp: arrival.warp,
+                    lanes: arrival.lanes,
+                }),
+            }
+        }
+        threads
+    }
+
+    /// The distinct instructions arrived at, in order.
+    fn pcs(&self) -> Vec<u32> {
+        let mut pcs: Vec<u32> = self.arrivals.iter().map(|arrival| arrival.pc).collect();
+        pcs.sort_unstable();
+        pcs.dedup();
+        pcs
+    }
+}
+
+/// The threads of a block that have waited at one barrier instruction with
+/// a thread count, since the block last completed a barrier with all its
+/// threads.
+#[derive(Debug)]
+struct CountedWaiters {
+    pc: u32,
+    id: u32,
+    count: u32,
+    lanes: Vec<u32>,
+    total: u32,
 }
 
 /// What the checker knows of a block.
@@ -54,21 +129,16 @@ struct Arrival {
 pub(crate) struct BlockChecker {
     block: [u32; 3],
     semantics: BarrierSemantics,
-    /// The arrivals of the open episode of each barrier.
-    episodes: [Vec<Arrival>; 16],
-    /// Whether the open episode of each barrier has already been reported as
-    /// having more arrivals than its thread count.
-    overfull_reported: [bool; 16],
+    /// The open phase of each barrier.
+    episodes: [Episode; 16],
     /// Lanes that hold a thread, and lanes not exited, per warp.
     valid: Vec<u32>,
     live: Vec<u32>,
     findings: Vec<Finding>,
-    /// For each waiting barrier instruction with a thread count: the lanes
-    /// of each warp that have executed it in this block.
-    counted_waiters: Vec<(u32, Vec<u32>)>,
+    counted_waiters: Vec<CountedWaiters>,
     /// The block's instruction count at the last observable progress: a
-    /// store or atomic to shared or global memory, a barrier arrival or
-    /// completion, a warp-sync release, an exit.
+    /// store to shared or global memory, an atomic that changed memory, a
+    /// barrier arrival, a warp-sync release, an exit.
     pub last_progress: u64,
 }
 
@@ -77,9 +147,8 @@ impl BlockChecker {
         self.block = block;
         self.semantics = semantics;
         for episode in &mut self.episodes {
-            episode.clear();
+            episode.reset(valid.len());
         }
-        self.overfull_reported = [false; 16];
         self.valid.clear();
         self.valid.extend_from_slice(valid);
         self.live.clear();
@@ -89,18 +158,22 @@ impl BlockChecker {
         self.last_progress = 0;
     }
 
-    /// The block's findings so far, in the order they were found.
+    /// The block's findings, in the order they were found; called when the
+    /// block has ended, so findings about the whole block are made here.
     pub fn take_findings(&mut self) -> Vec<Finding> {
+        self.report_overfull_counts();
         std::mem::take(&mut self.findings)
     }
 
-    /// Records a finding unless the block already has one of the same kind
-    /// at the same instructions (a loop repeats it).
+    /// Records a finding. One of the same kind, saying the same, at the same
+    /// instructions (other warps, later rounds of a loop) adds its threads
+    /// to the first.
     #[cold]
     pub fn report(&mut self, mut finding: Finding) {
         finding.block = self.block;
         let same = |other: &Finding| {
             other.kind == finding.kind
+                && other.message == finding.message
                 && other.sites.len() == finding.sites.len()
                 && other
                     .sites
@@ -108,8 +181,18 @@ impl BlockChecker {
                     .zip(&finding.sites)
                     .all(|(a, b)| a.pc == b.pc)
         };
-        if !self.findings.iter().any(same) {
-            self.findings.push(finding);
+        match self.findings.iter_mut().find(|other| same(other)) {
+            Some(first) => {
+                for (site, more) in first.sites.iter_mut().zip(finding.sites) {
+                    for entry in more.threads {
+                        match site.threads.iter_mut().find(|kept| kept.warp == entry.warp) {
+                            Some(kept) => kept.lanes |= entry.lanes,
+                            None => site.threads.push(entry),
+                        }
+                    }
+                }
+            }
+            None => self.findings.push(finding),
         }
     }
 
@@ -120,7 +203,7 @@ impl BlockChecker {
     }
 
     /// `lanes` of `warp` arrive at barrier `id` (already checked to be in
-    /// range) at `pc`; `arrived_after` is the barrier's count with them.
+    /// range) at `arrival_pc`; `waits` is false for `bar.arrive`.
     #[cold]
     #[allow(clippy::too_many_arguments)]
     pub fn arrive(
@@ -132,234 +215,247 @@ impl BlockChecker {
         waits: bool,
         reduction: bool,
         count: Option<u32>,
-        arrived_after: u32,
     ) {
+        let w = warp as usize;
+        if w >= self.valid.len() {
+            return;
+        }
         if let (Some(count), true) = (count, waits) {
             self.count_waiters(id, arrival_pc, warp, lanes, count);
         }
         let episode = &self.episodes[id as usize];
-        let again = episode
-            .iter()
-            .find(|earlier| earlier.warp == warp && earlier.lanes & lanes != 0)
-            .copied();
-        let mixed = episode
-            .iter()
-            .find(|earlier| earlier.reduction != reduction)
-            .copied();
-        if let Some(earlier) = again {
-            let threads = vec![WarpLanes {
-                warp,
-                lanes: earlier.lanes & lanes,
-            }];
-            let mut finding = Finding::new(
-                FindingKind::InvalidBarrier,
-                Severity::Error,
-                format!(
-                    "warp {warp} arrives at barrier {id} again before the barrier has completed; a warp must not arrive twice in one barrier phase"
-                ),
-            );
-            finding.sites.push(Site::new(
-                arrival_pc,
-                threads.clone(),
-                "arrives again here",
-                true,
-            ));
-            finding
-                .sites
-                .push(Site::new(earlier.pc, threads, "first arrived here", false));
-            self.report(finding);
+        let again = episode.lanes[w] & lanes != 0;
+        let mixed = if reduction {
+            episode.plain
+        } else {
+            episode.reductions
+        };
+        let earlier_twice = again
+            .then(|| {
+                episode
+                    .arrivals
+                    .iter()
+                    .find(|earlier| earlier.warp == warp && earlier.lanes & lanes != 0)
+                    .copied()
+            })
+            .flatten();
+        let earlier_mixed = mixed
+            .then(|| {
+                episode
+                    .arrivals
+                    .iter()
+                    .find(|earlier| earlier.reduction != reduction)
+                    .copied()
+            })
+            .flatten();
+        if again {
+            self.report_twice(id, arrival_pc, warp, lanes, earlier_twice);
         }
-        if let Some(earlier) = mixed {
-            let (red_pc, sync_pc) = if reduction {
-                (arrival_pc, earlier.pc)
-            } else {
-                (earlier.pc, arrival_pc)
-            };
-            let mut finding = Finding::new(
-                FindingKind::InvalidBarrier,
-                Severity::Error,
-                format!(
-                    "barrier {id} is used by `bar.red` and by `bar.sync`/`bar.arrive` in the same phase; the PTX ISA leaves the result of mixing them unpredictable"
-                ),
-            );
-            finding.sites.push(Site::new(
-                arrival_pc,
-                vec![WarpLanes { warp, lanes }],
-                if reduction {
-                    "`bar.red` here"
-                } else {
-                    "`bar.sync`/`bar.arrive` here"
-                },
-                true,
-            ));
-            finding.sites.push(Site::new(
-                if reduction { sync_pc } else { red_pc },
-                vec![WarpLanes {
-                    warp: earlier.warp,
-                    lanes: earlier.lanes,
-                }],
-                if reduction {
-                    "`bar.sync`/`bar.arrive` here"
-                } else {
-                    "`bar.red` here"
-                },
-                false,
-            ));
-            self.report(finding);
+        if mixed {
+            self.report_mixed(id, arrival_pc, warp, lanes, reduction, earlier_mixed);
         }
-        if let Some(count) = count {
-            if arrived_after > count && !self.overfull_reported[id as usize] {
-                self.overfull_reported[id as usize] = true;
-                let mut finding = Finding::new(
-                    FindingKind::InvalidBarrier,
-                    Severity::Error,
-                    format!(
-                        "{arrived_after} threads arrive at barrier {id} whose thread count is {count}: the count must be at least the number of threads that arrive"
-                    ),
-                );
-                finding.sites.push(Site::new(
-                    arrival_pc,
-                    vec![WarpLanes { warp, lanes }],
-                    format!("these threads make {arrived_after} arrivals"),
-                    true,
-                ));
-                self.report(finding);
-            }
+        let live = self.live[w];
+        let episode = &mut self.episodes[id as usize];
+        if episode.lanes[w] == 0 {
+            episode.first_pc[w] = arrival_pc;
+            episode.first_live[w] = live;
+        } else if episode.first_pc[w] != arrival_pc {
+            episode.split[w] = true;
         }
-        let live = self.live.get(warp as usize).copied().unwrap_or(0);
-        self.episodes[id as usize].push(Arrival {
+        episode.twice[w] |= again;
+        episode.lanes[w] |= lanes;
+        episode.reductions |= reduction;
+        episode.plain |= !reduction;
+        episode.arrivals.push(Arrival {
             warp,
             pc: arrival_pc,
             lanes,
-            live,
             reduction,
         });
     }
 
-    /// More threads of the block wait at one barrier instruction than its
-    /// thread count: they are split into phases in the order they happen to
-    /// arrive, so which threads synchronise with which depends on timing.
-    fn count_waiters(&mut self, id: u32, pc: u32, warp: u32, lanes: u32, count: u32) {
-        let warps = self.valid.len();
-        let entry = match self.counted_waiters.iter().position(|(at, _)| *at == pc) {
-            Some(position) => &mut self.counted_waiters[position].1,
-            None => {
-                self.counted_waiters.push((pc, vec![0; warps]));
-                &mut self.counted_waiters.last_mut().expect("just pushed").1
+    #[cold]
+    fn report_twice(
+        &mut self,
+        id: u32,
+        arrival_pc: u32,
+        warp: u32,
+        lanes: u32,
+        earlier: Option<Arrival>,
+    ) {
+        let mut finding = Finding::new(
+            FindingKind::InvalidBarrier,
+            Severity::Error,
+            format!(
+                "a warp arrives at barrier {id} again before the barrier has completed; a warp must not arrive twice in one barrier phase"
+            ),
+        );
+        let again = earlier.map_or(lanes, |earlier| earlier.lanes & lanes);
+        let threads = vec![WarpLanes { warp, lanes: again }];
+        finding.sites.push(Site::new(
+            arrival_pc,
+            threads.clone(),
+            "arrives again here",
+            true,
+        ));
+        if let Some(earlier) = earlier {
+            finding
+                .sites
+                .push(Site::new(earlier.pc, threads, "first arrived here", false));
+        }
+        self.report(finding);
+    }
+
+    #[cold]
+    fn report_mixed(
+        &mut self,
+        id: u32,
+        arrival_pc: u32,
+        warp: u32,
+        lanes: u32,
+        reduction: bool,
+        earlier: Option<Arrival>,
+    ) {
+        let label = |reduction: bool| {
+            if reduction {
+                "`bar.red` here"
+            } else {
+                "`bar.sync`/`bar.arrive` here"
             }
         };
-        if warp as usize >= entry.len() {
-            return;
+        let mut finding = Finding::new(
+            FindingKind::InvalidBarrier,
+            Severity::Error,
+            format!(
+                "barrier {id} is used by `bar.red` and by `bar.sync`/`bar.arrive` in the same phase; the PTX ISA leaves the result of mixing them unpredictable"
+            ),
+        );
+        finding.sites.push(Site::new(
+            arrival_pc,
+            vec![WarpLanes { warp, lanes }],
+            label(reduction),
+            true,
+        ));
+        if let Some(earlier) = earlier {
+            finding.sites.push(Site::new(
+                earlier.pc,
+                vec![WarpLanes {
+                    warp: earlier.warp,
+                    lanes: earlier.lanes,
+                }],
+                label(!reduction),
+                false,
+            ));
         }
-        let before: u32 = entry.iter().map(|lanes| lanes.count_ones()).sum();
-        entry[warp as usize] |= lanes;
-        let threads: Vec<WarpLanes> = entry
+        self.report(finding);
+    }
+
+    /// Counts the threads that wait at a barrier instruction with a thread
+    /// count (by instruction and barrier id, which may come from a register).
+    fn count_waiters(&mut self, id: u32, pc: u32, warp: u32, lanes: u32, count: u32) {
+        let warps = self.valid.len();
+        let position = match self
+            .counted_waiters
             .iter()
-            .enumerate()
-            .filter(|(_, lanes)| **lanes != 0)
-            .map(|(warp, &lanes)| WarpLanes {
-                warp: warp as u32,
-                lanes,
-            })
+            .position(|entry| entry.pc == pc && entry.id == id)
+        {
+            Some(position) => position,
+            None => {
+                self.counted_waiters.push(CountedWaiters {
+                    pc,
+                    id,
+                    count,
+                    lanes: vec![0; warps],
+                    total: 0,
+                });
+                self.counted_waiters.len() - 1
+            }
+        };
+        let entry = &mut self.counted_waiters[position];
+        let new = lanes & !entry.lanes[warp as usize];
+        entry.lanes[warp as usize] |= new;
+        entry.total += new.count_ones();
+        entry.count = entry.count.min(count);
+    }
+
+    /// More threads of the block waited at one barrier instruction, between
+    /// two completions of a barrier by the whole block, than its thread
+    /// count: they were split into phases in the order they happened to
+    /// arrive, so which threads synchronised with which depends on timing.
+    fn report_overfull_counts(&mut self) {
+        let overfull: Vec<CountedWaiters> = self
+            .counted_waiters
+            .drain(..)
+            .filter(|entry| entry.total > entry.count)
             .collect();
-        let total = thread_count(&threads);
-        if before <= count && total > count {
+        for entry in overfull {
+            let threads: Vec<WarpLanes> = entry
+                .lanes
+                .iter()
+                .enumerate()
+                .filter(|(_, lanes)| **lanes != 0)
+                .map(|(warp, &lanes)| WarpLanes {
+                    warp: warp as u32,
+                    lanes,
+                })
+                .collect();
             let mut finding = Finding::new(
                 FindingKind::InvalidBarrier,
                 Severity::Error,
                 format!(
-                    "{total} threads of the block wait at this barrier {id} whose thread count is {count}: they are split into phases in whatever order they arrive, so which threads synchronise with which depends on timing"
+                    "{} threads of the block wait at this barrier {} whose thread count is {}: they are split into phases in whatever order they arrive, so which threads synchronise with which depends on timing",
+                    entry.total, entry.id, entry.count
                 ),
             );
             finding.sites.push(Site::new(
-                pc,
+                entry.pc,
                 threads,
-                format!("{total} threads wait here; the count is {count}"),
+                format!(
+                    "{} threads wait here; the count is {}",
+                    entry.total, entry.count
+                ),
                 true,
             ));
             self.report(finding);
         }
     }
 
-    /// Barrier `id` completed: checks its episode. `counted` says whether it
+    /// Barrier `id` completed: checks its phase. `counted` says whether it
     /// had an explicit thread count; `non_uniform(pc)` whether the static
     /// analysis found the barrier at `pc` reachable by divergent control flow.
     #[cold]
     pub fn complete(&mut self, id: u32, counted: bool, non_uniform: impl Fn(u32) -> bool) {
-        let arrivals = std::mem::take(&mut self.episodes[id as usize]);
-        self.overfull_reported[id as usize] = false;
-        let mut pcs: Vec<u32> = arrivals.iter().map(|arrival| arrival.pc).collect();
-        pcs.sort_unstable();
-        pcs.dedup();
-        let mut warps: Vec<u32> = arrivals.iter().map(|arrival| arrival.warp).collect();
-        warps.sort_unstable();
-        warps.dedup();
-        let lanes_at = |pc: u32, warp_filter: &dyn Fn(u32) -> bool| -> Vec<WarpLanes> {
-            let mut threads: Vec<WarpLanes> = Vec::new();
-            for arrival in arrivals.iter().filter(|arrival| arrival.pc == pc) {
-                if !warp_filter(arrival.warp) {
-                    continue;
-                }
-                match threads.iter_mut().find(|entry| entry.warp == arrival.warp) {
-                    Some(entry) => entry.lanes |= arrival.lanes,
-                    None => threads.push(WarpLanes {
-                        warp: arrival.warp,
-                        lanes: arrival.lanes,
-                    }),
-                }
-            }
-            threads
-        };
-        let arrived_lanes = |warp: u32| -> u32 {
-            arrivals
-                .iter()
-                .filter(|arrival| arrival.warp == warp)
-                .fold(0, |lanes, arrival| lanes | arrival.lanes)
-        };
+        let pre_volta = self.semantics == BarrierSemantics::PreVolta;
+        let warps = self.valid.len();
+        let mut episode = std::mem::take(&mut self.episodes[id as usize]);
+        let pcs = episode.pcs();
         // The lanes of a warp that were live when it first arrived but did
         // not arrive: still live now, or exited later after skipping a
-        // barrier reached by divergent control flow (lanes that return early,
-        // before the barrier, are not expected and are not counted).
-        let absent_lanes = |warp: u32| -> u32 {
-            let Some(first) = arrivals.iter().find(|arrival| arrival.warp == warp) else {
-                return 0;
-            };
-            let absent = first.live & !arrived_lanes(warp);
-            let live_now = self.live.get(warp as usize).copied().unwrap_or(0);
-            if non_uniform(first.pc) {
-                absent
-            } else {
-                absent & live_now
-            }
-        };
-        // A warp is divergent at the barrier when its threads arrived at
-        // different instructions, or some of its threads did not arrive.
-        let divergent_warps: Vec<u32> = warps
-            .iter()
-            .copied()
-            .filter(|&warp| {
-                let mut warp_pcs = arrivals
-                    .iter()
-                    .filter(|arrival| arrival.warp == warp)
-                    .map(|arrival| arrival.pc);
-                let first = warp_pcs.next();
-                let several = warp_pcs.any(|pc| Some(pc) != first);
-                // The same lanes arriving twice is reported as such, not
-                // as a warp split between instructions.
-                let mut seen = 0u32;
-                let twice = arrivals
-                    .iter()
-                    .filter(|arrival| arrival.warp == warp)
-                    .any(|arrival| {
-                        let overlap = seen & arrival.lanes != 0;
-                        seen |= arrival.lanes;
-                        overlap
-                    });
-                !twice && (several || absent_lanes(warp) != 0)
+        // barrier reached by divergent control flow. Lanes that return early,
+        // before a barrier that the whole block reaches, are not expected
+        // (with per-warp arrival they are still live when it completes).
+        let absent: Vec<u32> = (0..warps)
+            .map(|w| {
+                if episode.lanes[w] == 0 {
+                    return 0;
+                }
+                let absent = episode.first_live[w] & !episode.lanes[w];
+                if non_uniform(episode.first_pc[w]) {
+                    absent
+                } else if pre_volta {
+                    0
+                } else {
+                    absent & self.live[w]
+                }
             })
             .collect();
-        if !divergent_warps.is_empty() {
-            let pre_volta = self.semantics == BarrierSemantics::PreVolta;
+        // A warp is divergent at the barrier when its threads arrived at
+        // different instructions, or some did not arrive; the same lanes
+        // arriving twice is reported as that instead.
+        let divergent: Vec<bool> = (0..warps)
+            .map(|w| !episode.twice[w] && (episode.split[w] || absent[w] != 0))
+            .collect();
+        if divergent.contains(&true) {
             let message = if pre_volta {
                 format!(
                     "barrier {id} counted a warp as arrived when only some of its threads had reached it: with per-warp arrival (pre-Volta) the threads still on the other side of the branch are not synchronized"
@@ -378,9 +474,8 @@ impl BlockChecker {
                 },
                 message,
             );
-            let in_divergent = |warp: u32| divergent_warps.contains(&warp);
             for (index, &pc) in pcs.iter().enumerate() {
-                let threads = lanes_at(pc, &in_divergent);
+                let threads = episode.threads_at(pc, |warp| divergent[warp as usize]);
                 if threads.is_empty() {
                     continue;
                 }
@@ -389,13 +484,12 @@ impl BlockChecker {
                     .sites
                     .push(Site::new(pc, threads, label, index == 0));
             }
-            let absent: Vec<WarpLanes> = divergent_warps
-                .iter()
-                .map(|&warp| WarpLanes {
-                    warp,
-                    lanes: absent_lanes(warp),
+            let absent: Vec<WarpLanes> = (0..warps)
+                .filter(|&w| divergent[w] && absent[w] != 0)
+                .map(|w| WarpLanes {
+                    warp: w as u32,
+                    lanes: absent[w],
                 })
-                .filter(|entry| entry.lanes != 0)
                 .collect();
             if !absent.is_empty() {
                 finding.notes.push(format!(
@@ -413,7 +507,7 @@ impl BlockChecker {
                 ),
             );
             for (index, &pc) in pcs.iter().enumerate() {
-                let threads = lanes_at(pc, &|_| true);
+                let threads = episode.threads_at(pc, |_| true);
                 let label = format!("{} threads arrived here", thread_count(&threads));
                 finding
                     .sites
@@ -422,70 +516,88 @@ impl BlockChecker {
             self.report(finding);
         }
         // Threads that skipped a barrier reached by divergent control flow
-        // and exited: the barrier completed only because they left.
+        // and exited: the barrier completed only because they left. With
+        // per-warp arrival a warp that arrived counted whole, so only warps
+        // without any arrival skipped it.
         if !counted && pcs.iter().any(|&pc| non_uniform(pc)) {
-            // With per-warp arrival a warp that arrived counted whole, so
-            // only warps without any arrival skipped the barrier.
-            let per_warp = self.semantics == BarrierSemantics::PreVolta;
-            let skipped: Vec<WarpLanes> = self
-                .valid
-                .iter()
-                .enumerate()
-                .map(|(warp, &valid)| {
-                    let arrived = arrived_lanes(warp as u32);
-                    WarpLanes {
-                        warp: warp as u32,
-                        lanes: if per_warp && arrived != 0 {
-                            0
-                        } else {
-                            valid & !arrived
-                        },
-                    }
+            let skipped: Vec<WarpLanes> = (0..warps)
+                .map(|w| WarpLanes {
+                    warp: w as u32,
+                    lanes: if pre_volta && episode.lanes[w] != 0 {
+                        0
+                    } else {
+                        self.valid[w] & !episode.lanes[w]
+                    },
                 })
                 .filter(|entry| entry.lanes != 0)
                 .collect();
             if !skipped.is_empty() {
                 let total: u32 = self.valid.iter().map(|lanes| lanes.count_ones()).sum();
-                let waited = total - thread_count(&skipped);
+                let skipped_count = thread_count(&skipped);
                 let mut finding = Finding::new(
                     FindingKind::BarrierCompletedByExit,
                     Severity::Warning,
                     format!(
-                        "barrier {id} completed only because the {} threads that skipped it exited: CUDA requires every thread of the block to reach `__syncthreads()`; Volta and later GPUs do not count exited threads, but the skipped threads were not synchronized",
-                        thread_count(&skipped)
+                        "barrier {id} completed with {} of the block's {total} threads, only because the other {skipped_count} had exited: CUDA requires every thread of the block to reach `__syncthreads()`; Volta and later GPUs do not count exited threads, but threads that skip a barrier and go on are not synchronized",
+                        total - skipped_count
                     ),
                 );
                 for (index, &pc) in pcs.iter().enumerate() {
-                    let threads = lanes_at(pc, &|_| true);
-                    let label = format!("{waited} of {total} threads arrived here");
+                    let threads = episode.threads_at(pc, |_| true);
+                    let label = format!("{} threads arrived here", thread_count(&threads));
                     finding
                         .sites
                         .push(Site::new(pc, threads, label, index == 0));
                 }
                 finding.notes.push(format!(
-                    "threads {} never arrived at barrier {id}; they exited",
+                    "threads {} had exited without arriving in this phase of barrier {id}",
                     thread_ranges(&skipped)
                 ));
                 self.report(finding);
             }
         }
+        // Phases of counted barriers cannot mix across a barrier that the
+        // whole block completed.
+        if !counted {
+            let overfull_before = self
+                .counted_waiters
+                .iter()
+                .any(|entry| entry.total > entry.count);
+            if overfull_before {
+                self.report_overfull_counts();
+            }
+            self.counted_waiters.clear();
+        }
+        episode.reset(warps);
+        self.episodes[id as usize] = episode;
     }
 }
 
 impl Finding {
-    /// The finding for a block that ended in a deadlock, a livelock or an
-    /// invalid barrier: every stuck path with what it waits for, and for
+    /// The finding for a block that ended in a deadlock, a livelock, an
+    /// invalid barrier, or at the instruction limit while some of its
+    /// threads waited: every stuck path with what it waits for (paths of
+    /// several warps at one place and in one state share a site), and for
     /// every barrier with arrivals, who is missing.
     pub fn from_hang(error: &ExecError) -> Option<Finding> {
+        let some_wait = error.warps.iter().any(|warp| {
+            warp.paths
+                .iter()
+                .any(|path| matches!(path.waiting, Waiting::Barrier(_) | Waiting::WarpSync(_)))
+        });
         let (kind, message) = match &error.kind {
             FaultKind::Deadlock => (
                 FindingKind::Deadlock,
                 "deadlock: no thread of the block can move again".to_string(),
             ),
-            FaultKind::Livelock { window } => (
+            FaultKind::Livelock { .. } => (
+                FindingKind::Livelock,
+                "livelock: threads spin in a loop that came back to the same state with nothing stored in between, so it never ends, while other threads wait for them at a barrier or a warp-synchronous instruction".to_string(),
+            ),
+            FaultKind::InstructionLimit { limit } if some_wait => (
                 FindingKind::Livelock,
                 format!(
-                    "livelock: threads spin without progress (no store, no barrier, no exit in {window} warp instructions) while other threads wait at a barrier for them"
+                    "livelock: the block ran {limit} warp instructions (limits.max_warp_instructions_per_block) while some of its threads waited at a barrier for the others"
                 ),
             ),
             FaultKind::InvalidBarrier { message } => {
@@ -507,58 +619,78 @@ impl Finding {
             ));
             return Some(finding);
         }
+        let mut exited = Vec::new();
         for warp in &error.warps {
             for path in &warp.paths {
-                let threads = vec![WarpLanes {
+                let threads = WarpLanes {
                     warp: warp.warp,
                     lanes: path.lanes,
-                }];
-                let (label, primary) = match path.waiting {
-                    Waiting::Barrier(id) => (format!("stuck here: waiting at barrier {id}"), true),
-                    Waiting::WarpSync(mask) => (
-                        format!("stuck here: waiting at a warp-synchronous instruction with mask {mask:#010x}"),
+                };
+                let spin = error
+                    .spinning
+                    .iter()
+                    .find(|spin| spin.warp == warp.warp && spin.pc == path.pc);
+                let (pc, last_pc, label, primary) = match (path.waiting, spin) {
+                    (Waiting::Barrier(id), _) => {
+                        (path.pc, None, format!("stuck here: waiting at barrier {id}"), true)
+                    }
+                    (Waiting::WarpSync(mask), _) => (
+                        path.pc,
+                        None,
+                        format!(
+                            "stuck here: waiting at a warp-synchronous instruction with mask {mask:#010x}"
+                        ),
                         true,
                     ),
-                    Waiting::Reconvergence => (
+                    (Waiting::Reconvergence, _) => (
+                        path.pc,
+                        None,
                         "waiting here for the other paths of its warp to reconverge".to_string(),
                         false,
                     ),
-                    Waiting::Running => {
-                        let spin = error
-                            .spinning
-                            .iter()
-                            .find(|spin| spin.warp == warp.warp && spin.pc == path.pc);
-                        if let Some(spin) = spin {
-                            let polled = match &spin.polled {
-                                Some(address) => format!(", polling {address}"),
-                                None => String::new(),
-                            };
-                            let mut site = Site::new(
-                                spin.loop_start,
-                                threads.clone(),
-                                format!("spinning in this loop{polled}; no thread changes what it reads"),
-                                true,
-                            );
-                            site.last_pc = Some(spin.loop_end);
-                            finding.sites.push(site);
-                            continue;
-                        }
-                        ("stuck here: running, never reaches the barrier".to_string(), true)
+                    (Waiting::Running, Some(spin)) => {
+                        let polled = match &spin.polled {
+                            Some(address) => format!(", polling {address}"),
+                            None => String::new(),
+                        };
+                        (
+                            spin.loop_start,
+                            Some(spin.loop_end),
+                            format!("spinning in this loop{polled}"),
+                            true,
+                        )
                     }
+                    (Waiting::Running, None) => (
+                        path.pc,
+                        None,
+                        "stuck here: running, never reaches the barrier".to_string(),
+                        true,
+                    ),
                 };
-                finding
+                let same = finding
                     .sites
-                    .push(Site::new(path.pc, threads, label, primary));
+                    .iter_mut()
+                    .find(|site| site.pc == pc && site.label == label);
+                match same {
+                    Some(site) => site.threads.push(threads),
+                    None => {
+                        let mut site = Site::new(pc, vec![threads], label, primary);
+                        site.last_pc = last_pc;
+                        finding.sites.push(site);
+                    }
+                }
             }
             if warp.exited != 0 {
-                finding.notes.push(format!(
-                    "threads {} have exited",
-                    thread_ranges(&[WarpLanes {
-                        warp: warp.warp,
-                        lanes: warp.exited,
-                    }])
-                ));
+                exited.push(WarpLanes {
+                    warp: warp.warp,
+                    lanes: warp.exited,
+                });
             }
+        }
+        if !exited.is_empty() {
+            finding
+                .notes
+                .push(format!("threads {} have exited", thread_ranges(&exited)));
         }
         for barrier in &error.barriers {
             let waiting: Vec<WarpLanes> = error

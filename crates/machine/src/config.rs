@@ -68,11 +68,12 @@ pub enum BarrierSemantics {
 pub struct BarrierConfig {
     #[serde(default)]
     pub semantics: BarrierSemantics,
-    /// A block whose threads run this many warp instructions without
-    /// observable progress (a store or atomic to shared or global memory, a
-    /// barrier arrival, an exit) while some of its threads wait at a barrier
-    /// or a warp sync is reported as livelocked. The machine has no cycle
-    /// counter yet, so the window is counted in issued warp instructions.
+    /// Warp instructions a block may run without observable progress (a
+    /// store, an atomic that changed memory, a barrier arrival, an exit)
+    /// while some of its threads wait at a barrier or a warp sync, before
+    /// the checker starts looking for a repeated state, which proves a
+    /// livelock (the machine has no cycle counter yet, so the window is
+    /// counted in issued warp instructions).
     #[serde(default = "default_livelock_window")]
     pub livelock_window: u64,
 }

@@ -18,7 +18,7 @@ use crate::program::{Kind, Program};
 pub const WARP_SIZE: usize = 32;
 
 /// One group of lanes of a warp that runs together.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Path {
     pub pc: u32,
     /// Where this path ends and rejoins the entry below
@@ -28,7 +28,7 @@ pub struct Path {
     pub wait: PathWait,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum PathWait {
     Ready,
     /// At a block barrier; ready again once the barrier's generation moves on.

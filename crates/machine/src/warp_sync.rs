@@ -28,8 +28,9 @@ use crate::findings::{Finding, FindingKind, Severity, Site, WarpLanes};
 use crate::program::{Kind, Program};
 use crate::warp::{PathWait, Warp, WARP_SIZE};
 
-/// A path arrives at a warp-synchronous instruction with `mask`; `active`
-/// are its lanes whose guard holds.
+/// A path arrives at a warp-synchronous instruction; `active` are its lanes
+/// whose guard holds, `mask` the union of their masks (each lane names its
+/// own), `outside` the lanes that are not in their own mask.
 pub(crate) fn arrive(
     program: &Program,
     warp: &mut Warp,
@@ -37,18 +38,17 @@ pub(crate) fn arrive(
     path_index: usize,
     active: u32,
     mask: u32,
+    outside: u32,
 ) {
     let pc = warp.paths[path_index].pc;
-    if active & !mask != 0 {
+    if outside != 0 {
         misuse(
             checker,
             pc,
             warp.index,
-            active & !mask,
+            outside,
             Severity::Error,
-            format!(
-                "these lanes execute a warp-synchronous instruction whose mask {mask:#010x} leaves them out; the calling lane must be in the mask"
-            ),
+            "these lanes execute a warp-synchronous instruction whose mask leaves them out; the calling lane must be in the mask".to_string(),
         );
     }
     // Lanes without a thread (a block that is not a multiple of 32) are

@@ -643,16 +643,45 @@ fn spin_deadlock_ends_at_the_instruction_limit() {
     assert_eq!(out.outcome.stats.warp_instructions(), limit + 1);
 }
 
-// A barrier id outside 0..=15 given in a register.
+// A barrier id outside 0..=15 given in a register (16 in warp 0, 17 in
+// warp 1).
 const BAD_BARRIER_ID: &str = r#"
 .kernel badid()
 {
     .reg .u32 %t, %id;
-    mov.u32 %t, %tid.x;
+    mov.u32 %t, %warpid;
     add.u32 %id, %t, 16;
     bar.sync %id;                    // @sync
 }
 "#;
+
+// A barrier id that differs between the lanes of a warp: lanes 0-15 name
+// barrier 1, lanes 16-31 barrier 2.
+const LANE_BARRIER_ID: &str = r#"
+.kernel laneid()
+{
+    .reg .u32 %l, %id;
+    mov.u32 %l, %laneid;
+    shr.u32 %id, %l, 4;
+    add.u32 %id, %id, 1;
+    bar.sync %id, 32;                // @sync
+}
+"#;
+
+#[test]
+fn a_barrier_id_that_differs_within_a_warp_is_an_invalid_barrier() {
+    let out = run_kernel(LANE_BARRIER_ID, 1, 32, &[]);
+    let error = out.fault();
+    assert!(
+        matches!(&error.kind, FaultKind::InvalidBarrier { message } if message.contains("differs between the threads of a warp")),
+        "{error:?}"
+    );
+    let site = error.site.unwrap();
+    assert_eq!((site.pc, site.warp, site.lane), (out.pc("@sync"), 0, 16));
+    let findings = &out.outcome.findings;
+    assert_eq!(findings.len(), 1);
+    assert_eq!(findings[0].kind, FindingKind::InvalidBarrier);
+}
 
 #[test]
 fn a_barrier_id_out_of_range_is_an_invalid_barrier() {
@@ -757,13 +786,14 @@ fn spin_deadlock_is_a_livelock_naming_the_loop_and_the_polled_address() {
     );
     assert_eq!(spin.polled.as_deref(), Some("offset 0 of buffer `FLAG`"));
     assert_eq!(error.barriers, vec![barrier_at(0, 32, 64)]);
-    // The window is counted from the last progress, warp 0's arrival: the
-    // block stops at the end of the first scheduling round past it.
-    let instructions = out.outcome.stats.warp_instructions();
-    assert!(
-        instructions > 20_000 && instructions < 20_000 + 2 * 512,
-        "{instructions}"
-    );
+    // Warp 0 runs 5 instructions and arrives (the last progress, at
+    // instruction 5); after that each round is warp 1's 512. The window runs
+    // out at the end of round k = 40 (5 + 512k - 5 > 20,000), when the first
+    // fingerprint is taken. Warp 1 ran 4 instructions before its 3-long loop,
+    // so its position in the loop, the only thing that changes, is
+    // (512k - 4) mod 3; as 512 = 2 (mod 3) it comes back 3 rounds later.
+    let rounds = 40 + 3;
+    assert_eq!(out.outcome.stats.warp_instructions(), 5 + 512 * rounds);
     let findings = &out.outcome.findings;
     assert_eq!(findings.len(), 1, "{findings:?}");
     assert_eq!(findings[0].kind, FindingKind::Livelock);
@@ -913,4 +943,160 @@ fn divergent_barrier_in_a_warp_is_a_warning_on_volta_and_an_error_before() {
             ),
         ]
     );
+}
+
+// Threads i < n run a long loop of loads (no store) while the others wait at
+// the barrier; then the block exchanges neighbours' sums.
+const LONG_LOAD_LOOP: &str = r#"
+.kernel longLoop(.param .u64 OUT, .param .u64 IN, .param .u32 N, .param .u32 M)
+{
+    .shared .align 4 .u32 s[64];
+    .reg .u32 %t, %j, %n, %m, %acc, %v, %x, %sbase, %mine, %other;
+    .reg .u64 %out, %in, %off, %addr, %ia;
+    .reg .pred %p;
+    ld.param.u64 %out, [OUT];
+    ld.param.u64 %in, [IN];
+    ld.param.u32 %n, [N];
+    ld.param.u32 %m, [M];
+    mov.u32 %sbase, s;
+    mov.u32 %t, %tid.x;
+    mov.u32 %acc, 0;
+    setp.ge.u32 %p, %t, %n;
+@%p bra DONE;
+    mov.u32 %j, 0;
+    mov.u64 %ia, %in;
+LOOP:
+    ld.global.u32 %x, [%ia];
+    add.u32 %acc, %acc, %x;
+    add.u64 %ia, %ia, 4;
+    add.u32 %j, %j, 1;
+    setp.lt.u32 %p, %j, %m;
+@%p bra LOOP;
+DONE:
+    mad.lo.u32 %mine, %t, 4, %sbase;
+    st.shared.u32 [%mine], %acc;
+    bar.sync 0;
+    xor.b32 %other, %t, 1;
+    mad.lo.u32 %other, %other, 4, %sbase;
+    ld.shared.u32 %v, [%other];
+    mul.wide.u32 %off, %t, 4;
+    add.s64 %addr, %out, %off;
+    st.global.u32 [%addr], %v;
+}
+"#;
+
+/// A long loop that ends is not a livelock, however long it runs without a
+/// store while other threads wait: its state (the counter) never repeats.
+#[test]
+fn a_long_loop_without_stores_is_not_a_livelock() {
+    let mut config = MachineConfig::hopper();
+    config.barriers.livelock_window = 1_000;
+    let m = 5_000u32;
+    let out = kernel(LONG_LOAD_LOOP)
+        .threads(64)
+        .args(&[
+            Arg::zeros(64),
+            Arg::u32s(&vec![1; m as usize]),
+            Arg::U32(40),
+            Arg::U32(m),
+        ])
+        .config(config)
+        .run()
+        .ok();
+    // Thread t reads thread t ^ 1's sum: m for threads below 40, else 0.
+    let want: Vec<u32> = (0..64).map(|t| if t ^ 1 < 40 { m } else { 0 }).collect();
+    assert_eq!(out.u32s(0), want);
+    assert!(
+        out.outcome.findings.is_empty(),
+        "{:?}",
+        out.outcome.findings
+    );
+}
+
+// Warp 1 spins on a compare-and-swap of a lock that stays taken (it holds
+// 1; warp 0 would release it after the barrier that warp 1 never reaches).
+const CAS_SPIN: &str = r#"
+.kernel casSpin(.param .u64 OUT, .param .u64 LOCK)
+{
+    .reg .u32 %t, %w, %old;
+    .reg .u64 %out, %lock, %off, %addr;
+    .reg .pred %p;
+    ld.param.u64 %out, [OUT];
+    ld.param.u64 %lock, [LOCK];
+    mov.u32 %t, %tid.x;
+    shr.u32 %w, %t, 5;
+    setp.ne.u32 %p, %w, 0;
+@%p bra SPIN;
+    bar.sync 0;
+    st.global.u32 [%lock], 0;
+    bra DONE;
+SPIN:
+    atom.global.cas.b32 %old, [%lock], 0, 1;   // @cas
+    setp.ne.u32 %p, %old, 0;
+@%p bra SPIN;
+    bar.sync 0;
+DONE:
+    mul.wide.u32 %off, %t, 4;
+    add.s64 %addr, %out, %off;
+    st.global.u32 [%addr], %t;
+}
+"#;
+
+/// An atomic that changes nothing is not progress: a compare-and-swap
+/// spinning on a taken lock while the lock's holder waits at a barrier is a
+/// livelock.
+#[test]
+fn a_compare_and_swap_spin_on_a_taken_lock_is_a_livelock() {
+    let mut config = MachineConfig::hopper();
+    config.barriers.livelock_window = 10_000;
+    let out = kernel(CAS_SPIN)
+        .threads(64)
+        .args(&[Arg::zeros(64), Arg::u32s(&[1])])
+        .config(config)
+        .run();
+    let error = out.fault();
+    assert_eq!(error.kind, FaultKind::Livelock { window: 10_000 });
+    assert_eq!(error.spinning.len(), 1);
+    assert_eq!(error.spinning[0].loop_start, out.pc("@cas"));
+    assert_eq!(out.outcome.findings[0].kind, FindingKind::Livelock);
+}
+
+// Cooperative groups' `thread_block_tile<16>`: each lane's mask is its own
+// tile's, 0xffff << (lane & 16); the converged warp syncs and shuffles with
+// per-lane masks.
+const TILE16: &str = r#"
+.kernel tile16(.param .u64 OUT)
+{
+    .reg .u32 %l, %t, %mask, %shift, %v, %w;
+    .reg .u64 %out, %off;
+    ld.param.u64 %out, [OUT];
+    mov.u32 %l, %laneid;
+    mov.u32 %t, %tid.x;
+    and.b32 %shift, %l, 16;
+    shl.b32 %mask, 0xffff, %shift;
+    bar.warp.sync %mask;             // @sync
+    shfl.sync.down.b32 %v, %t, 8, 0x101f, %mask;  // @shfl
+    mul.wide.u32 %off, %t, 4;
+    add.u64 %out, %out, %off;
+    st.global.u32 [%out], %v;
+}
+"#;
+
+/// Each lane names its own mask: a lane in its own tile's mask breaks no
+/// rule, although lane 0's mask leaves out lanes 16-31.
+#[test]
+fn per_lane_masks_of_tiles_are_each_lanes_own() {
+    let out = kernel(TILE16).threads(64).arg(Arg::zeros(64)).run().ok();
+    assert!(
+        out.outcome.findings.is_empty(),
+        "{:?}",
+        out.outcome.findings
+    );
+    // shfl.down by 8 with width 16 (c = (32 - 16) << 8 | 0x1f, as CUDA
+    // encodes it): lanes 0-7 of each tile read lane + 8, the others would
+    // cross their tile's end and keep their own value.
+    let want: Vec<u32> = (0..64)
+        .map(|t: u32| if t % 16 < 8 { t + 8 } else { t })
+        .collect();
+    assert_eq!(out.u32s(0), want);
 }
