@@ -427,6 +427,47 @@ impl VoteMode {
     }
 }
 
+/// The reduction of `redux.sync` (`__reduce_add_sync` and the like).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ReduxOp {
+    /// Sum truncated to 32 bits.
+    Add,
+    /// Signed or unsigned by the instruction's type.
+    Min,
+    Max,
+    And,
+    Or,
+    Xor,
+}
+
+impl ReduxOp {
+    pub const ALL: [ReduxOp; 6] = [
+        ReduxOp::Add,
+        ReduxOp::Min,
+        ReduxOp::Max,
+        ReduxOp::And,
+        ReduxOp::Or,
+        ReduxOp::Xor,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ReduxOp::Add => "add",
+            ReduxOp::Min => "min",
+            ReduxOp::Max => "max",
+            ReduxOp::And => "and",
+            ReduxOp::Or => "or",
+            ReduxOp::Xor => "xor",
+        }
+    }
+
+    /// Whether the operation is bitwise (`.b32`) rather than arithmetic
+    /// (`.u32`/`.s32`).
+    pub fn is_bitwise(self) -> bool {
+        matches!(self, ReduxOp::And | ReduxOp::Or | ReduxOp::Xor)
+    }
+}
+
 /// Memory-ordering qualifiers of a load or store (`.volatile`, `.relaxed.gpu`, ...).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum MemoryOrder {
@@ -566,6 +607,28 @@ pub enum Op {
         pred: PredOperand,
         mask: Operand,
     },
+    /// `redux.sync.op.ty dst, a, mask`: the reduction of `a` over the lanes
+    /// of the mask, in every one of them (`.u32`/`.s32` for `add min max`,
+    /// `.b32` for `and or xor`).
+    Redux {
+        op: ReduxOp,
+        ty: ScalarType,
+        dst: RegId,
+        a: Operand,
+        mask: Operand,
+    },
+    /// `match.any.sync.ty dst, a, mask`: the lanes of the mask whose `a`
+    /// equals this lane's; `match.all.sync.ty dst[|pred], a, mask`: the
+    /// lanes of the mask if all their `a` are equal, else 0 (and `pred`
+    /// whether they are). `ty` is `.b32` or `.b64`.
+    Match {
+        all: bool,
+        ty: ScalarType,
+        dst: RegId,
+        dst_pred: Option<RegId>,
+        a: Operand,
+        mask: Operand,
+    },
     Branch {
         target: LabelId,
     },
@@ -693,7 +756,8 @@ impl Op {
             | Op::BitFieldInsert { dst, .. }
             | Op::Permute { dst, .. }
             | Op::ActiveMask { dst }
-            | Op::Vote { dst, .. } => vec![*dst],
+            | Op::Vote { dst, .. }
+            | Op::Redux { dst, .. } => vec![*dst],
             Op::Load { dst, .. } => dst.clone(),
             Op::Setp { dst, dst_not, .. } => std::iter::once(*dst)
                 .chain(dst_not.iter().copied())
@@ -704,9 +768,11 @@ impl Op {
             Op::Unpack { dst, .. } => dst.iter().flatten().copied().collect(),
             Op::Atom { dst, .. } => dst.iter().copied().collect(),
             Op::Barrier { reduction, .. } => reduction.iter().map(|(dst, _)| *dst).collect(),
-            Op::Shuffle { dst, dst_pred, .. } => std::iter::once(*dst)
-                .chain(dst_pred.iter().copied())
-                .collect(),
+            Op::Shuffle { dst, dst_pred, .. } | Op::Match { dst, dst_pred, .. } => {
+                std::iter::once(*dst)
+                    .chain(dst_pred.iter().copied())
+                    .collect()
+            }
             Op::Store { .. }
             | Op::WarpSync { .. }
             | Op::Fence { .. }

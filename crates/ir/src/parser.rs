@@ -1548,6 +1548,80 @@ impl<'a> Parser<'a> {
                     mask,
                 })
             }
+            "redux" => {
+                if !mods.take("sync") {
+                    return Err(self.error_at(opcode, "only `redux.sync` is supported"));
+                }
+                let op = self.take_from(
+                    mods,
+                    opcode,
+                    "an operation: `.add`, `.min`, `.max`, `.and`, `.or` or `.xor`",
+                    |m| ReduxOp::ALL.into_iter().find(|op| op.name() == m),
+                )?;
+                let ty = self.take_type(mods, opcode)?;
+                let valid = if op.is_bitwise() {
+                    ty == ScalarType::B32
+                } else {
+                    matches!(ty, ScalarType::U32 | ScalarType::S32)
+                };
+                if !valid {
+                    let expected = if op.is_bitwise() {
+                        "`.b32`"
+                    } else {
+                        "`.u32` or `.s32`"
+                    };
+                    return Err(self.error_at(
+                        opcode,
+                        format!("`redux.sync.{}` takes {expected}", op.name()),
+                    ));
+                }
+                let dst = self.parse_destination(scope)?;
+                let [a, mask] = self.parse_sources(scope, [ty, ScalarType::B32])?;
+                Ok(Op::Redux {
+                    op,
+                    ty,
+                    dst,
+                    a,
+                    mask,
+                })
+            }
+            "match" => {
+                let all = if mods.take("all") {
+                    true
+                } else if mods.take("any") {
+                    false
+                } else {
+                    return Err(self.error_at(opcode, "`match` needs `.any` or `.all`"));
+                };
+                if !mods.take("sync") {
+                    return Err(self.error_at(opcode, "only `match.sync` is supported"));
+                }
+                let ty = self.take_type(mods, opcode)?;
+                if !matches!(ty, ScalarType::B32 | ScalarType::B64) {
+                    return Err(self.error_at(opcode, "`match.sync` takes `.b32` or `.b64`"));
+                }
+                let dst = self.parse_destination(scope)?;
+                let dst_pred = if self.eat_punct('|') {
+                    if !all {
+                        return Err(self.error_at(
+                            opcode,
+                            "only `match.all.sync` has a predicate destination",
+                        ));
+                    }
+                    Some(self.parse_destination(scope)?)
+                } else {
+                    None
+                };
+                let [a, mask] = self.parse_sources(scope, [ty, ScalarType::B32])?;
+                Ok(Op::Match {
+                    all,
+                    ty,
+                    dst,
+                    dst_pred,
+                    a,
+                    mask,
+                })
+            }
             "bra" => {
                 mods.take("uni");
                 let (name, token) = self.expect_word("a label")?;

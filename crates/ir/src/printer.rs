@@ -436,6 +436,35 @@ fn write_instruction(out: &mut String, kernel: &Kernel, instr: &Instr) -> fmt::R
                 operand(mask)
             )
         }
+        Op::Redux {
+            op,
+            ty,
+            dst,
+            a,
+            mask,
+        } => write!(
+            out,
+            "redux.sync.{}.{ty} {}, {}, {}",
+            op.name(),
+            reg(*dst),
+            operand(a),
+            operand(mask)
+        ),
+        Op::Match {
+            all,
+            ty,
+            dst,
+            dst_pred,
+            a,
+            mask,
+        } => {
+            let mode = if *all { "all" } else { "any" };
+            write!(out, "match.{mode}.sync.{ty} {}", reg(*dst))?;
+            if let Some(p) = dst_pred {
+                write!(out, "|{}", reg(*p))?;
+            }
+            write!(out, ", {}, {}", operand(a), operand(mask))
+        }
         Op::Branch { target } => write!(out, "bra {}", kernel.label(*target).name),
         Op::BitFieldExtract {
             ty,

@@ -671,6 +671,10 @@ impl<'a> Analysis<'a> {
             Op::Vote { .. } => Some(Cause::Intrinsic(
                 "the result of vote.sync (it differs between warps)",
             )),
+            Op::Redux { .. } => Some(Cause::Intrinsic(
+                "the result of redux.sync (it differs between warps)",
+            )),
+            Op::Match { .. } => Some(Cause::Intrinsic("the result of match.sync")),
             Op::ActiveMask { .. } => Some(Cause::Intrinsic("activemask")),
             // An operation this analysis does not know yet: its results are
             // taken to be divergent, which can only add findings.

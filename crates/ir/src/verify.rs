@@ -581,6 +581,49 @@ impl Checker<'_> {
                 self.expect_pred(pred, "predicate");
                 self.expect_operand(mask, ScalarType::B32, "mask");
             }
+            Op::Redux {
+                op,
+                ty,
+                dst,
+                a,
+                mask,
+            } => {
+                let valid = if op.is_bitwise() {
+                    *ty == ScalarType::B32
+                } else {
+                    matches!(ty, ScalarType::U32 | ScalarType::S32)
+                };
+                if !valid {
+                    self.problem(format!(
+                        "`redux.sync.{}` is not defined for `.{ty}`",
+                        op.name()
+                    ));
+                }
+                self.expect_register(*dst, *ty, "destination");
+                self.expect_operand(a, *ty, "value");
+                self.expect_operand(mask, ScalarType::B32, "mask");
+            }
+            Op::Match {
+                all,
+                ty,
+                dst,
+                dst_pred,
+                a,
+                mask,
+            } => {
+                if !matches!(ty, ScalarType::B32 | ScalarType::B64) {
+                    self.problem(format!("`match.sync` takes .b32 or .b64, not `.{ty}`"));
+                }
+                if dst_pred.is_some() && !all {
+                    self.problem("only `match.all.sync` has a predicate destination".to_string());
+                }
+                self.expect_register(*dst, ScalarType::B32, "destination");
+                if let Some(p) = dst_pred {
+                    self.expect_register(*p, ScalarType::Pred, "predicate destination");
+                }
+                self.expect_operand(a, *ty, "value");
+                self.expect_operand(mask, ScalarType::B32, "mask");
+            }
             Op::BitFieldExtract {
                 ty,
                 dst,

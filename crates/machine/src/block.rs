@@ -1195,7 +1195,11 @@ fn execute<const HARDWARE_FMA: bool>(
                 reduction,
             );
         }
-        Kind::WarpSync { mask } | Kind::Shuffle { mask, .. } | Kind::Vote { mask, .. } => {
+        Kind::WarpSync { mask }
+        | Kind::Shuffle { mask, .. }
+        | Kind::Vote { mask, .. }
+        | Kind::Redux { mask, .. }
+        | Kind::Match { mask, .. } => {
             if active == 0 {
                 // Every lane's guard is false: nobody arrives, the path moves on.
                 warp.paths[path_index].pc = pc + 1;

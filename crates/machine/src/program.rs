@@ -12,8 +12,8 @@
 use warpsim_ir as ir;
 use warpsim_ir::{
     AddressBase, AtomOp, BarrierKind, BarrierReduction, BinaryOp, BoolOp, CmpOp, Kernel, Module,
-    MulAddMode, Op, Operand, PredOperand, Rounding, ScalarType, ShuffleMode, SourceLoc, SpecialReg,
-    StateSpace, UnaryOp, VoteMode,
+    MulAddMode, Op, Operand, PredOperand, ReduxOp, Rounding, ScalarType, ShuffleMode, SourceLoc,
+    SpecialReg, StateSpace, UnaryOp, VoteMode,
 };
 
 /// A register index in the warp's value file (64-bit lanes).
@@ -431,6 +431,23 @@ pub enum Kind {
         dst: u32,
         pred: PredReg,
         negated: bool,
+        mask: ValueReg,
+    },
+    /// `redux.sync`: `signed` orders `min`/`max` as `.s32`.
+    Redux {
+        op: ReduxOp,
+        signed: bool,
+        dst: ValueReg,
+        a: ValueReg,
+        mask: ValueReg,
+    },
+    /// `match.any/.all.sync`: `wide` compares 64 bits, else the low 32.
+    Match {
+        all: bool,
+        wide: bool,
+        dst: ValueReg,
+        dst_pred: Option<PredReg>,
+        a: ValueReg,
         mask: ValueReg,
     },
     Branch {
@@ -1524,6 +1541,34 @@ impl Lowerer<'_> {
                     mask: self.value(mask)?,
                 }
             }
+            Op::Redux {
+                op,
+                ty,
+                dst,
+                a,
+                mask,
+            } => Kind::Redux {
+                op: *op,
+                signed: ty.is_signed(),
+                dst: self.dst(*dst),
+                a: self.value(a)?,
+                mask: self.value(mask)?,
+            },
+            Op::Match {
+                all,
+                ty,
+                dst,
+                dst_pred,
+                a,
+                mask,
+            } => Kind::Match {
+                all: *all,
+                wide: ty.bits() == 64,
+                dst: self.dst(*dst),
+                dst_pred: dst_pred.map(|p| self.dst(p)),
+                a: self.value(a)?,
+                mask: self.value(mask)?,
+            },
             Op::Exit => Kind::Exit,
             Op::BitFieldExtract {
                 ty,

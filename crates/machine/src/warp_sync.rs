@@ -1,5 +1,5 @@
-//! Warp-synchronous instructions: `bar.warp.sync`, `shfl.sync` and
-//! `vote.sync` (PTX ISA, "Parallel Synchronization and Communication
+//! Warp-synchronous instructions: `bar.warp.sync`, `shfl.sync`,
+//! `vote.sync`, `redux.sync` and `match.sync` (PTX ISA, "Parallel Synchronization and Communication
 //! Instructions"). On sm_70 and later each of them first waits until every
 //! non-exited lane named in its mask has reached a warp-synchronous
 //! instruction, then the lanes go on together, even when they arrived on
@@ -10,8 +10,9 @@
 //! [`PathWait::WarpSync`]; when the union of the waiting paths covers the
 //! mask's live lanes (or lanes exit so that it does), all of them are
 //! released at once: shuffles read their sources from every participating
-//! lane, votes count every participating lane, and each path moves past its
-//! instruction. Deviation from hardware: a lane named in the mask that never
+//! lane, votes count every participating lane, reductions and matches
+//! combine the values of every lane that executes one, and each path moves
+//! past its instruction. Deviation from hardware: a lane named in the mask that never
 //! arrives makes the waiters wait for ever (the block then reports a
 //! deadlock), where a GPU's behaviour is undefined.
 //!
@@ -21,7 +22,7 @@
 //! no thread, and a shuffle reading a lane that does not take part (both
 //! undefined, warnings).
 
-use warpsim_ir::{ShuffleMode, VoteMode};
+use warpsim_ir::{ReduxOp, ShuffleMode, VoteMode};
 
 use crate::checker::BlockChecker;
 use crate::findings::{Finding, FindingKind, Severity, Site, WarpLanes};
@@ -150,6 +151,10 @@ fn try_release(program: &Program, warp: &mut Warp, checker: &mut BlockChecker, m
     let mut shuffle_source = [0u64; WARP_SIZE];
     let mut vote_bits = 0u32;
     let mut participants = 0u32;
+    // The values of `redux.sync` and `match.sync`, and the lanes that give them.
+    let mut sync_values = [0u64; WARP_SIZE];
+    let mut redux_lanes = 0u32;
+    let mut match_lanes = 0u32;
     for index in 0..warp.paths.len() {
         if !is_waiting(warp, index) {
             continue;
@@ -161,16 +166,18 @@ fn try_release(program: &Program, warp: &mut Warp, checker: &mut BlockChecker, m
                 // A lane that takes no part gives an undefined value in PTX;
                 // an H100 gives 0 (programs/barriers/README.md,
                 // shflReadsInactiveLane), and so does the machine.
-                let base = a as usize * WARP_SIZE;
-                let registers = &warp.values[base..base + WARP_SIZE];
-                for (lane, (slot, &value)) in shuffle_source.iter_mut().zip(registers).enumerate() {
-                    if lanes >> lane & 1 != 0 {
-                        *slot = value;
-                    }
-                }
+                gather(&mut shuffle_source, warp, a, lanes);
             }
             Kind::Vote { pred, negated, .. } => {
                 vote_bits |= warp.pred_bits(pred, negated) & lanes;
+            }
+            Kind::Redux { a, .. } => {
+                redux_lanes |= lanes;
+                gather(&mut sync_values, warp, a, lanes);
+            }
+            Kind::Match { a, .. } => {
+                match_lanes |= lanes;
+                gather(&mut sync_values, warp, a, lanes);
             }
             _ => {}
         }
@@ -222,6 +229,32 @@ fn try_release(program: &Program, warp: &mut Warp, checker: &mut BlockChecker, m
             Kind::Vote { mode, dst, .. } => {
                 vote(warp, lanes, members, vote_bits & members, mode, dst)
             }
+            Kind::Redux {
+                op, signed, dst, ..
+            } => {
+                let result = u64::from(reduce(op, signed, redux_lanes, &sync_values));
+                for lane in 0..WARP_SIZE {
+                    if lanes >> lane & 1 != 0 {
+                        warp.values[dst as usize * WARP_SIZE + lane] = result;
+                    }
+                }
+            }
+            Kind::Match {
+                all,
+                wide,
+                dst,
+                dst_pred,
+                ..
+            } => match_values(
+                warp,
+                lanes,
+                match_lanes,
+                &sync_values,
+                all,
+                wide,
+                dst,
+                dst_pred,
+            ),
             _ => {}
         }
         let path = &mut warp.paths[index];
@@ -299,4 +332,79 @@ fn vote(warp: &mut Warp, lanes: u32, members: u32, votes: u32, mode: VoteMode, d
         _ => votes == 0 || votes == members,
     };
     warp.set_pred(dst, lanes, if result { u32::MAX } else { 0 });
+}
+
+/// Copies register `reg` of `lanes` into `values`.
+fn gather(values: &mut [u64; WARP_SIZE], warp: &Warp, reg: u32, lanes: u32) {
+    let base = reg as usize * WARP_SIZE;
+    let registers = &warp.values[base..base + WARP_SIZE];
+    for (lane, (slot, &value)) in values.iter_mut().zip(registers).enumerate() {
+        if lanes >> lane & 1 != 0 {
+            *slot = value;
+        }
+    }
+}
+
+/// `redux.sync`: the reduction of the low 32 bits of `values` over `members`
+/// (`signed` orders `min` and `max` as `.s32`; `add` wraps at 32 bits).
+fn reduce(op: ReduxOp, signed: bool, members: u32, values: &[u64; WARP_SIZE]) -> u32 {
+    let mut lanes = (0..WARP_SIZE)
+        .filter(|&lane| members >> lane & 1 != 0)
+        .map(|lane| values[lane] as u32);
+    let Some(first) = lanes.next() else {
+        return 0;
+    };
+    lanes.fold(first, |acc, value| match op {
+        ReduxOp::Add => acc.wrapping_add(value),
+        ReduxOp::Min if signed => (acc as i32).min(value as i32) as u32,
+        ReduxOp::Max if signed => (acc as i32).max(value as i32) as u32,
+        ReduxOp::Min => acc.min(value),
+        ReduxOp::Max => acc.max(value),
+        ReduxOp::And => acc & value,
+        ReduxOp::Or => acc | value,
+        ReduxOp::Xor => acc ^ value,
+    })
+}
+
+/// `match.any.sync` and `match.all.sync` for `lanes`, over the values of
+/// `members` (64 bits when `wide`, else the low 32).
+#[allow(clippy::too_many_arguments)]
+fn match_values(
+    warp: &mut Warp,
+    lanes: u32,
+    members: u32,
+    values: &[u64; WARP_SIZE],
+    all: bool,
+    wide: bool,
+    dst: u32,
+    dst_pred: Option<u32>,
+) {
+    let key = |lane: usize| {
+        if wide {
+            values[lane]
+        } else {
+            values[lane] & 0xffff_ffff
+        }
+    };
+    let equal_to = |value: u64| {
+        (0..WARP_SIZE).fold(0u32, |mask, lane| {
+            mask | (u32::from(members >> lane & 1 != 0 && key(lane) == value) << lane)
+        })
+    };
+    let first = members.trailing_zeros() as usize;
+    let uniform = first >= WARP_SIZE || equal_to(key(first)) == members;
+    for lane in 0..WARP_SIZE {
+        if lanes >> lane & 1 == 0 {
+            continue;
+        }
+        let result = match (all, uniform) {
+            (false, _) => equal_to(key(lane)),
+            (true, true) => members,
+            (true, false) => 0,
+        };
+        warp.values[dst as usize * WARP_SIZE + lane] = u64::from(result);
+    }
+    if let Some(pred) = dst_pred {
+        warp.set_pred(pred, lanes, if uniform { u32::MAX } else { 0 });
+    }
 }
