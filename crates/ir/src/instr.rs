@@ -468,6 +468,43 @@ impl ReduxOp {
     }
 }
 
+/// The classes `testp` tests a float for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FloatClass {
+    /// Not infinite and not NaN.
+    Finite,
+    Infinite,
+    /// Not NaN.
+    Number,
+    NotANumber,
+    /// Normal, or zero (PTX counts both zeros as normal).
+    Normal,
+    /// Subnormal, not zero.
+    Subnormal,
+}
+
+impl FloatClass {
+    pub const ALL: [FloatClass; 6] = [
+        FloatClass::Finite,
+        FloatClass::Infinite,
+        FloatClass::Number,
+        FloatClass::NotANumber,
+        FloatClass::Normal,
+        FloatClass::Subnormal,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            FloatClass::Finite => "finite",
+            FloatClass::Infinite => "infinite",
+            FloatClass::Number => "number",
+            FloatClass::NotANumber => "notanumber",
+            FloatClass::Normal => "normal",
+            FloatClass::Subnormal => "subnormal",
+        }
+    }
+}
+
 /// Memory-ordering qualifiers of a load or store (`.volatile`, `.relaxed.gpu`, ...).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum MemoryOrder {
@@ -629,6 +666,38 @@ pub enum Op {
         a: Operand,
         mask: Operand,
     },
+    /// `mul24.lo/.hi.ty dst, a, b` (`.u32`/`.s32`): the 48-bit product of
+    /// the low 24 bits of `a` and `b` (sign-extended for `.s32`); bits 0-31
+    /// (`.lo`) or 16-47 (`.hi`).
+    Mul24 {
+        hi: bool,
+        ty: ScalarType,
+        dst: RegId,
+        a: Operand,
+        b: Operand,
+    },
+    /// `sad.ty dst, a, b, c`: `c + |a - b|`.
+    Sad {
+        ty: ScalarType,
+        dst: RegId,
+        a: Operand,
+        b: Operand,
+        c: Operand,
+    },
+    /// `testp.class.ty dst, a`: whether the float `a` is of `class`.
+    Testp {
+        class: FloatClass,
+        ty: ScalarType,
+        dst: RegId,
+        a: Operand,
+    },
+    /// `copysign.ty dst, a, b`: `b` with the sign of `a` (PTX's order).
+    CopySign {
+        ty: ScalarType,
+        dst: RegId,
+        a: Operand,
+        b: Operand,
+    },
     Branch {
         target: LabelId,
     },
@@ -757,7 +826,11 @@ impl Op {
             | Op::Permute { dst, .. }
             | Op::ActiveMask { dst }
             | Op::Vote { dst, .. }
-            | Op::Redux { dst, .. } => vec![*dst],
+            | Op::Redux { dst, .. }
+            | Op::Mul24 { dst, .. }
+            | Op::Sad { dst, .. }
+            | Op::Testp { dst, .. }
+            | Op::CopySign { dst, .. } => vec![*dst],
             Op::Load { dst, .. } => dst.clone(),
             Op::Setp { dst, dst_not, .. } => std::iter::once(*dst)
                 .chain(dst_not.iter().copied())

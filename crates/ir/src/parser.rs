@@ -1548,6 +1548,58 @@ impl<'a> Parser<'a> {
                     mask,
                 })
             }
+            "mul24" => {
+                let hi = if mods.take("hi") {
+                    true
+                } else if mods.take("lo") {
+                    false
+                } else {
+                    return Err(self.error_at(opcode, "`mul24` needs `.lo` or `.hi`"));
+                };
+                let ty = self.take_type(mods, opcode)?;
+                if !matches!(ty, ScalarType::U32 | ScalarType::S32) {
+                    return Err(self.error_at(opcode, "`mul24` takes `.u32` or `.s32`"));
+                }
+                let dst = self.parse_destination(scope)?;
+                let [a, b] = self.parse_sources(scope, [ty, ty])?;
+                Ok(Op::Mul24 { hi, ty, dst, a, b })
+            }
+            "sad" => {
+                let ty = self.take_type(mods, opcode)?;
+                if !matches!(ty.kind(), TypeKind::Unsigned | TypeKind::Signed) || ty.bits() < 16 {
+                    return Err(self.error_at(
+                        opcode,
+                        "`sad` takes a signed or unsigned integer type of 16, 32 or 64 bits",
+                    ));
+                }
+                let dst = self.parse_destination(scope)?;
+                let [a, b, c] = self.parse_sources(scope, [ty; 3])?;
+                Ok(Op::Sad { ty, dst, a, b, c })
+            }
+            "testp" => {
+                let class = self.take_from(
+                    mods,
+                    opcode,
+                    "a class: `.finite`, `.infinite`, `.number`, `.notanumber`, `.normal` or `.subnormal`",
+                    |m| FloatClass::ALL.into_iter().find(|class| class.name() == m),
+                )?;
+                let ty = self.take_type(mods, opcode)?;
+                if !matches!(ty, ScalarType::F32 | ScalarType::F64) {
+                    return Err(self.error_at(opcode, "`testp` takes `.f32` or `.f64`"));
+                }
+                let dst = self.parse_destination(scope)?;
+                let [a] = self.parse_sources(scope, [ty])?;
+                Ok(Op::Testp { class, ty, dst, a })
+            }
+            "copysign" => {
+                let ty = self.take_type(mods, opcode)?;
+                if !matches!(ty, ScalarType::F32 | ScalarType::F64) {
+                    return Err(self.error_at(opcode, "`copysign` takes `.f32` or `.f64`"));
+                }
+                let dst = self.parse_destination(scope)?;
+                let [a, b] = self.parse_sources(scope, [ty, ty])?;
+                Ok(Op::CopySign { ty, dst, a, b })
+            }
             "redux" => {
                 if !mods.take("sync") {
                     return Err(self.error_at(opcode, "only `redux.sync` is supported"));

@@ -436,6 +436,36 @@ fn write_instruction(out: &mut String, kernel: &Kernel, instr: &Instr) -> fmt::R
                 operand(mask)
             )
         }
+        Op::Mul24 { hi, ty, dst, a, b } => write!(
+            out,
+            "mul24.{}.{ty} {}, {}, {}",
+            if *hi { "hi" } else { "lo" },
+            reg(*dst),
+            operand(a),
+            operand(b)
+        ),
+        Op::Sad { ty, dst, a, b, c } => write!(
+            out,
+            "sad.{ty} {}, {}, {}, {}",
+            reg(*dst),
+            operand(a),
+            operand(b),
+            operand(c)
+        ),
+        Op::Testp { class, ty, dst, a } => write!(
+            out,
+            "testp.{}.{ty} {}, {}",
+            class.name(),
+            reg(*dst),
+            operand(a)
+        ),
+        Op::CopySign { ty, dst, a, b } => write!(
+            out,
+            "copysign.{ty} {}, {}, {}",
+            reg(*dst),
+            operand(a),
+            operand(b)
+        ),
         Op::Redux {
             op,
             ty,

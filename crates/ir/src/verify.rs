@@ -581,6 +581,40 @@ impl Checker<'_> {
                 self.expect_pred(pred, "predicate");
                 self.expect_operand(mask, ScalarType::B32, "mask");
             }
+            Op::Mul24 { ty, dst, a, b, .. } => {
+                if !matches!(ty, ScalarType::U32 | ScalarType::S32) {
+                    self.problem(format!("`mul24` takes .u32 or .s32, not `.{ty}`"));
+                }
+                self.expect_register(*dst, *ty, "destination");
+                self.expect_operand(a, *ty, "first operand");
+                self.expect_operand(b, *ty, "second operand");
+            }
+            Op::Sad { ty, dst, a, b, c } => {
+                if !matches!(ty.kind(), TypeKind::Unsigned | TypeKind::Signed) || ty.bits() < 16 {
+                    self.problem(format!(
+                        "`sad` takes an integer type of 16, 32 or 64 bits, not `.{ty}`"
+                    ));
+                }
+                self.expect_register(*dst, *ty, "destination");
+                self.expect_operand(a, *ty, "first operand");
+                self.expect_operand(b, *ty, "second operand");
+                self.expect_operand(c, *ty, "addend");
+            }
+            Op::Testp { ty, dst, a, .. } => {
+                if !matches!(ty, ScalarType::F32 | ScalarType::F64) {
+                    self.problem(format!("`testp` takes .f32 or .f64, not `.{ty}`"));
+                }
+                self.expect_register(*dst, ScalarType::Pred, "destination");
+                self.expect_operand(a, *ty, "source");
+            }
+            Op::CopySign { ty, dst, a, b } => {
+                if !matches!(ty, ScalarType::F32 | ScalarType::F64) {
+                    self.problem(format!("`copysign` takes .f32 or .f64, not `.{ty}`"));
+                }
+                self.expect_register(*dst, *ty, "destination");
+                self.expect_operand(a, *ty, "sign source");
+                self.expect_operand(b, *ty, "magnitude source");
+            }
             Op::Redux {
                 op,
                 ty,

@@ -926,6 +926,66 @@ pub fn lop3(a: u64, b: u64, c: u64, lut: u8) -> u64 {
     result & 0xffff_ffff
 }
 
+/// `mul24.lo/.hi`: the 48-bit product of the low 24 bits of `a` and `b`
+/// (sign-extended when `signed`); bits 0-31 for `.lo`, 16-47 for `.hi`.
+#[inline(always)]
+pub fn mul24(a: u64, b: u64, hi: bool, signed: bool) -> u64 {
+    let operand = |value: u64| {
+        if signed {
+            sign_extend(value, 24)
+        } else {
+            (value & 0xff_ffff) as i64
+        }
+    };
+    // |a|, |b| < 2^24: the product fits in 48 bits of an i64.
+    let product = operand(a) * operand(b);
+    let shift = if hi { 16 } else { 0 };
+    (product >> shift) as u64 & 0xffff_ffff
+}
+
+/// `sad`: `c + |a - b|`, the difference taken exactly in the type's
+/// signedness, the sum wrapping at the type's width.
+#[inline(always)]
+pub fn sad(a: u64, b: u64, c: u64, ty: IntType) -> u64 {
+    let difference = (as_wide(a, ty) - as_wide(b, ty)).unsigned_abs() as u64;
+    c.wrapping_add(difference) & width_mask(ty.bits)
+}
+
+/// `testp.class`: whether the float in `bits` is of `class`; PTX counts
+/// both zeros as normal.
+#[inline(always)]
+pub fn float_class(bits: u64, ty: FloatType, class: warpsim_ir::FloatClass) -> bool {
+    use warpsim_ir::FloatClass;
+    let (nan, infinite, subnormal) = match ty {
+        FloatType::F32 => {
+            let value = f32_of(bits);
+            (value.is_nan(), value.is_infinite(), value.is_subnormal())
+        }
+        FloatType::F64 => {
+            let value = f64::from_bits(bits);
+            (value.is_nan(), value.is_infinite(), value.is_subnormal())
+        }
+    };
+    match class {
+        FloatClass::Finite => !nan && !infinite,
+        FloatClass::Infinite => infinite,
+        FloatClass::Number => !nan,
+        FloatClass::NotANumber => nan,
+        FloatClass::Normal => !nan && !infinite && !subnormal,
+        FloatClass::Subnormal => subnormal,
+    }
+}
+
+/// `copysign d, a, b`: `b` with the sign bit of `a` (NaNs keep their other bits).
+#[inline(always)]
+pub fn copysign(a: u64, b: u64, ty: FloatType) -> u64 {
+    let sign = match ty {
+        FloatType::F32 => 1u64 << 31,
+        FloatType::F64 => 1u64 << 63,
+    };
+    (a & sign) | (b & !sign & width_mask(if ty == FloatType::F32 { 32 } else { 64 }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1526,5 +1586,132 @@ mod ptx_gap_tests {
         assert_eq!(lop3(x, y, z, 0xca), (x & y) | (!x & z & 0xffff_ffff));
         assert_eq!(lop3(x, y, z, 0x00), 0);
         assert_eq!(lop3(x, y, z, 0xff), 0xffff_ffff);
+    }
+}
+
+#[cfg(test)]
+mod small_intrinsic_tests {
+    use super::*;
+    use warpsim_ir::FloatClass;
+
+    const S32: IntType = IntType {
+        bits: 32,
+        signed: true,
+    };
+    const U32: IntType = IntType {
+        bits: 32,
+        signed: false,
+    };
+    const S64: IntType = IntType {
+        bits: 64,
+        signed: true,
+    };
+    const U64: IntType = IntType {
+        bits: 64,
+        signed: false,
+    };
+
+    fn s32(value: i32) -> u64 {
+        u64::from(value as u32)
+    }
+
+    #[test]
+    fn mul24_uses_the_low_24_bits() {
+        // 0x01_000003 * 0x02_000005: the top bytes are ignored, 3 * 5.
+        assert_eq!(mul24(0x0100_0003, 0x0200_0005, false, false), 15);
+        // (2^24 - 1)^2 = 2^48 - 2^25 + 1: low word 0xfe000001, bits 16-47 0xfffffe00.
+        assert_eq!(mul24(0xff_ffff, 0xff_ffff, false, false), 0xfe00_0001);
+        assert_eq!(mul24(0xff_ffff, 0xff_ffff, true, false), 0xffff_fe00);
+        // Signed: 0xffffff is -1, so -1 * -1 = 1 and -1 * 7 = -7.
+        assert_eq!(mul24(0xff_ffff, 0xff_ffff, false, true), 1);
+        assert_eq!(mul24(0xff_ffff, 7, false, true), s32(-7));
+        // -7 over 48 bits, bits 16-47: all ones.
+        assert_eq!(mul24(0xff_ffff, 7, true, true), s32(-1));
+        // 2^23 (as signed, -2^23) squared is 2^46: bits 16-47 give 2^30.
+        assert_eq!(mul24(0x80_0000, 0x80_0000, true, true), 1 << 30);
+        assert_eq!(mul24(0x80_0000, 0x80_0000, true, false), 1 << 30);
+        assert_eq!(
+            mul24(0x80_0000, 0x7f_ffff, true, true),
+            s32(-(1 << 30) + (1 << 7))
+        );
+    }
+
+    #[test]
+    fn sad_adds_the_absolute_difference() {
+        assert_eq!(sad(s32(3), s32(10), 100, S32), 107);
+        assert_eq!(sad(s32(-5), s32(7), 0, S32), 12);
+        // As unsigned, -5 is 2^32 - 5: the difference to 7 is 2^32 - 12.
+        assert_eq!(sad(s32(-5), 7, 0, U32), 0xffff_fff4);
+        // |i32::MIN - i32::MAX| = 2^32 - 1, plus 1 wraps to 0.
+        assert_eq!(sad(s32(i32::MIN), s32(i32::MAX), 1, S32), 0);
+        assert_eq!(sad(u64::MAX, 0, 1, U64), 0);
+        assert_eq!(sad(u64::MAX, 1, 0, S64), 2);
+    }
+
+    #[test]
+    fn float_classes() {
+        let f32_cases: [(f32, [bool; 6]); 8] = [
+            // finite, infinite, number, notanumber, normal, subnormal
+            (1.5, [true, false, true, false, true, false]),
+            (0.0, [true, false, true, false, true, false]),
+            (-0.0, [true, false, true, false, true, false]),
+            (
+                f32::MIN_POSITIVE / 2.0,
+                [true, false, true, false, false, true],
+            ),
+            (-f32::MIN_POSITIVE, [true, false, true, false, true, false]),
+            (f32::INFINITY, [false, true, true, false, false, false]),
+            (f32::NEG_INFINITY, [false, true, true, false, false, false]),
+            (f32::NAN, [false, false, false, true, false, false]),
+        ];
+        for (value, expected) in f32_cases {
+            for (class, want) in FloatClass::ALL.into_iter().zip(expected) {
+                let bits = u64::from(value.to_bits());
+                assert_eq!(
+                    float_class(bits, FloatType::F32, class),
+                    want,
+                    "{value} {class:?}"
+                );
+                let wide = f64::from(value).to_bits();
+                // Every class but subnormal survives the widening (an f32
+                // subnormal is a normal f64).
+                if value.is_subnormal() {
+                    continue;
+                }
+                assert_eq!(
+                    float_class(wide, FloatType::F64, class),
+                    want,
+                    "{value} {class:?}"
+                );
+            }
+        }
+        let tiny = f64::MIN_POSITIVE / 4.0;
+        assert!(float_class(
+            tiny.to_bits(),
+            FloatType::F64,
+            FloatClass::Subnormal
+        ));
+        assert!(!float_class(
+            tiny.to_bits(),
+            FloatType::F64,
+            FloatClass::Normal
+        ));
+    }
+
+    #[test]
+    fn copysign_takes_the_sign_of_the_first_operand() {
+        let f = |x: f32| u64::from(x.to_bits());
+        assert_eq!(copysign(f(-1.0), f(2.5), FloatType::F32), f(-2.5));
+        assert_eq!(copysign(f(1.0), f(-2.5), FloatType::F32), f(2.5));
+        assert_eq!(copysign(f(-0.0), f(0.0), FloatType::F32), f(-0.0));
+        assert_eq!(
+            copysign(f(-3.0), f(f32::INFINITY), FloatType::F32),
+            f(f32::NEG_INFINITY)
+        );
+        // A NaN keeps its payload and takes the sign.
+        assert_eq!(copysign(f(-1.0), 0x7fc0_1234, FloatType::F32), 0xffc0_1234);
+        let d = |x: f64| x.to_bits();
+        assert_eq!(copysign(d(-1e300), d(7.0), FloatType::F64), d(-7.0));
+        assert_eq!(copysign(d(0.0), d(-7.0), FloatType::F64), d(7.0));
     }
 }

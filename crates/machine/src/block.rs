@@ -1228,6 +1228,26 @@ fn execute<const HARDWARE_FMA: bool>(
             );
             return Ok(());
         }
+        Kind::Mul24 {
+            hi,
+            signed,
+            dst,
+            a,
+            b,
+        } => map2(values, dst, a, b, active, |x, y| {
+            arith::mul24(x, y, hi, signed)
+        }),
+        Kind::Sad { ty, dst, a, b, c } => map3(values, dst, a, b, c, active, |x, y, z| {
+            arith::sad(x, y, z, ty)
+        }),
+        Kind::Testp { class, ty, dst, a } => {
+            let a = lanes(values, a);
+            let result = lane_mask(|lane| arith::float_class(a[lane], ty, class));
+            warp.set_pred(dst, active, result);
+        }
+        Kind::CopySign { ty, dst, a, b } => {
+            map2(values, dst, a, b, active, |x, y| arith::copysign(x, y, ty))
+        }
         Kind::Fence => {}
         Kind::BitFieldExtract {
             ty,

@@ -433,6 +433,36 @@ pub enum Kind {
         negated: bool,
         mask: ValueReg,
     },
+    /// `mul24.lo/.hi`.
+    Mul24 {
+        hi: bool,
+        signed: bool,
+        dst: ValueReg,
+        a: ValueReg,
+        b: ValueReg,
+    },
+    /// `sad`: `c + |a - b|`.
+    Sad {
+        ty: IntType,
+        dst: ValueReg,
+        a: ValueReg,
+        b: ValueReg,
+        c: ValueReg,
+    },
+    /// `testp.class`.
+    Testp {
+        class: warpsim_ir::FloatClass,
+        ty: FloatType,
+        dst: PredReg,
+        a: ValueReg,
+    },
+    /// `copysign`: `b` with the sign of `a`.
+    CopySign {
+        ty: FloatType,
+        dst: ValueReg,
+        a: ValueReg,
+        b: ValueReg,
+    },
     /// `redux.sync`: `signed` orders `min`/`max` as `.s32`.
     Redux {
         op: ReduxOp,
@@ -846,6 +876,12 @@ impl Lowerer<'_> {
             ScalarType::F64 => Some(FloatType::F64),
             _ => None,
         }
+    }
+
+    /// `.f32` or `.f64`, which `what` needs.
+    fn float_or_error(&self, ty: ScalarType, what: &str) -> Result<FloatType, LowerError> {
+        Self::float_type(ty)
+            .ok_or_else(|| self.error(format!("`{what}` takes `.f32` or `.f64`, not `.{ty}`")))
     }
 
     /// The element width of a `mov` that packs or unpacks `count` elements.
@@ -1541,6 +1577,32 @@ impl Lowerer<'_> {
                     mask: self.value(mask)?,
                 }
             }
+            Op::Mul24 { hi, ty, dst, a, b } => Kind::Mul24 {
+                hi: *hi,
+                signed: ty.is_signed(),
+                dst: self.dst(*dst),
+                a: self.value(a)?,
+                b: self.value(b)?,
+            },
+            Op::Sad { ty, dst, a, b, c } => Kind::Sad {
+                ty: Self::int_type(*ty),
+                dst: self.dst(*dst),
+                a: self.value(a)?,
+                b: self.value(b)?,
+                c: self.value(c)?,
+            },
+            Op::Testp { class, ty, dst, a } => Kind::Testp {
+                class: *class,
+                ty: self.float_or_error(*ty, "testp")?,
+                dst: self.dst(*dst),
+                a: self.value(a)?,
+            },
+            Op::CopySign { ty, dst, a, b } => Kind::CopySign {
+                ty: self.float_or_error(*ty, "copysign")?,
+                dst: self.dst(*dst),
+                a: self.value(a)?,
+                b: self.value(b)?,
+            },
             Op::Redux {
                 op,
                 ty,
