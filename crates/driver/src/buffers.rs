@@ -282,10 +282,21 @@ fn scalar_bits(ty: ScalarType, integer: i128, float: Option<f64>) -> Result<u64,
     match ty.kind() {
         TypeKind::Float => {
             let value = float.unwrap_or(integer as f64);
-            Ok(if ty == ScalarType::F32 {
-                u64::from((value as f32).to_bits())
-            } else {
-                value.to_bits()
+            Ok(match ty {
+                ScalarType::F32 => u64::from((value as f32).to_bits()),
+                // One rounding, to nearest even, from the number as written
+                // (a TOML float is an f64; an integer converts exactly or
+                // rounds as f64 first, far beyond the half range).
+                ScalarType::F16 => u64::from(warpsim_machine::arith::f64_to_f16(value)),
+                ScalarType::F16x2 => {
+                    return Err(
+                        "a .f16x2 parameter holds two halves and cannot be given as one number; \
+                         declare it .b32 and pass the bits of the pair as an integer \
+                         (element 0 in the low 16 bits)"
+                            .to_string(),
+                    )
+                }
+                _ => value.to_bits(),
             })
         }
         TypeKind::Predicate => Err("a parameter cannot be a predicate".to_string()),
@@ -303,5 +314,58 @@ fn scalar_bits(ty: ScalarType, integer: i128, float: Option<f64>) -> Result<u64,
             }
             Ok(integer as u64 & (u64::MAX >> (64 - bits)))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn half_parameters_round_to_nearest_even() {
+        let half = |value: f64| scalar_bits(ScalarType::F16, 0, Some(value)).unwrap();
+        assert_eq!(half(1.0), 0x3c00);
+        assert_eq!(half(-2.5), 0xc100);
+        assert_eq!(half(65504.0), 0x7bff);
+        assert_eq!(half(-0.0), 0x8000);
+        // 1 + 2^-11 is halfway between 1 and 1 + 2^-10: even (1.0) wins;
+        // 1 + 3 * 2^-11 is halfway between 1 + 2^-10 and 1 + 2^-9: even wins.
+        assert_eq!(half(1.0 + 2f64.powi(-11)), 0x3c00);
+        assert_eq!(half(1.0 + 3.0 * 2f64.powi(-11)), 0x3c02);
+        // Just above halfway rounds up.
+        assert_eq!(half(1.0 + 2f64.powi(-11) + 2f64.powi(-30)), 0x3c01);
+        // 0.1 is 0x2e66 (0.0999755859375), the nearest half.
+        assert_eq!(half(0.1), 0x2e66);
+        // Past 65520 (halfway to the next power of two): infinity.
+        assert_eq!(half(65519.0), 0x7bff);
+        assert_eq!(half(65520.0), 0x7c00);
+        // The smallest subnormal is 2^-24; half of it ties to zero.
+        assert_eq!(half(2f64.powi(-24)), 0x0001);
+        assert_eq!(half(2f64.powi(-25)), 0x0000);
+        assert_eq!(half(3.0 * 2f64.powi(-25)), 0x0002);
+        // An integer argument converts the same way.
+        assert_eq!(scalar_bits(ScalarType::F16, 3, None).unwrap(), 0x4200);
+        assert_eq!(scalar_bits(ScalarType::F16, 2049, None).unwrap(), 0x6800);
+    }
+
+    #[test]
+    fn half_pairs_are_refused() {
+        for float in [Some(1.0), None] {
+            let message = scalar_bits(ScalarType::F16x2, 1, float).unwrap_err();
+            assert!(message.contains(".f16x2"), "{message}");
+            assert!(message.contains(".b32"), "{message}");
+        }
+    }
+
+    #[test]
+    fn other_floats_keep_their_conversions() {
+        assert_eq!(
+            scalar_bits(ScalarType::F32, 0, Some(0.1)).unwrap(),
+            u64::from(0.1f32.to_bits())
+        );
+        assert_eq!(
+            scalar_bits(ScalarType::F64, 0, Some(0.1)).unwrap(),
+            0.1f64.to_bits()
+        );
     }
 }
