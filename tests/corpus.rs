@@ -1558,3 +1558,90 @@ fn funnel_lop3_matches_the_cuda_intrinsics() {
         .iter()
         .all(|i| i.bank_conflicts == 0));
 }
+
+/// warp_reduce_match: every warp's reductions and matches computed on the
+/// host over the threads it holds (blocks of 48: the second warp has 16, and
+/// the full mask's other 16 lanes hold no thread), the divergent arms over
+/// the odd and the even values of the warp; __mul24, mul24.hi and __sad by
+/// their definitions in i64; the float classes by Rust's; copysignf by
+/// `f32::copysign`.
+#[test]
+fn warp_reduce_match_matches_the_host() {
+    let run = run("warp_reduce_match");
+    let input = u32s(&run.initial("in"));
+    let xbits = u32s(&run.initial("xbits"));
+    let out = u32s(&run.buffer("out"));
+    let fout = f32s(&run.buffer("fout"));
+    let (threads, block) = (192, 48);
+    for i in 0..threads {
+        let start = i / block * block + (i % block) / 32 * 32;
+        let end = (start + 32).min(i / block * block + block);
+        let warp = &input[start..end];
+        let members = (0..warp.len()).fold(0u32, |mask, lane| mask | 1 << lane);
+        let v = input[i];
+        let s = v as i32;
+        let same = |f: &dyn Fn(u32) -> u32| {
+            (0..warp.len()).fold(0u32, |mask, lane| {
+                mask | u32::from(f(warp[lane]) == f(v)) << lane
+            })
+        };
+        let key = |x: u32| x & 3;
+        let arm = |x: u32| x & 1;
+        let all_equal = warp.iter().all(|&x| key(x) | 4 == key(warp[0]) | 4);
+        let arm_sum = warp
+            .iter()
+            .filter(|&&x| arm(x) == arm(v))
+            .fold(0u32, |sum, &x| {
+                sum.wrapping_add(if arm(x) == 1 { x >> 16 } else { x >> 20 })
+            });
+        let low24 = |x: i32| i64::from((x << 8) >> 8);
+        let (ua, ub) = (i64::from(v & 0xff_ffff), i64::from((v >> 5) & 0xff_ffff));
+        let mut bits = xbits[i];
+        if v & 7 == 0 {
+            bits |= 0x7f80_0000;
+        }
+        if v & 7 == 1 {
+            bits &= 0x807f_ffff;
+        }
+        let f = f32::from_bits(bits);
+        let classes = u32::from(f.is_nan())
+            | u32::from(f.is_subnormal()) << 1
+            // PTX's testp.normal counts zeros as normal.
+            | u32::from(f.is_normal() || f == 0.0) << 2;
+        let expected = [
+            warp.iter()
+                .fold(0u32, |sum, &x| sum.wrapping_add(x & 0xffff)),
+            warp.iter().map(|&x| x as i32).min().unwrap() as u32,
+            warp.iter().fold(0, |acc, &x| acc | (x & 0xff00_ff00)),
+            same(&key),
+            if all_equal { members } else { 0 },
+            u32::from(all_equal),
+            arm_sum,
+            (low24(s) * low24(s >> 7)) as u32,
+            ((ua * ub) >> 16) as u32,
+            ((i64::from(s) - i64::from(s >> 3)).unsigned_abs() as u32).wrapping_add(11),
+            classes,
+            (u32::from(f.is_finite()) * 8) | (u32::from(f.is_nan()) * 16),
+        ];
+        assert_eq!(
+            &out[12 * i..12 * i + 12],
+            &expected,
+            "out[{}..] (v = {v:#x})",
+            12 * i
+        );
+        let magnitude = 1.5 + (v & 7) as f32;
+        assert_eq!(
+            fout[i].to_bits(),
+            magnitude.copysign(f).to_bits(),
+            "fout[{i}] (x = {bits:#x})"
+        );
+    }
+    // The random inputs reach the cases worth checking.
+    let classes: Vec<u32> = (0..threads).map(|i| out[12 * i + 10]).collect();
+    assert!(classes.contains(&1) && classes.contains(&2) && classes.contains(&4));
+    assert!(run
+        .report
+        .instructions
+        .iter()
+        .all(|i| i.bank_conflicts == 0));
+}
