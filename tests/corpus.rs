@@ -1645,3 +1645,25 @@ fn warp_reduce_match_matches_the_host() {
         .iter()
         .all(|i| i.bank_conflicts == 0));
 }
+
+/// `warp_reduce_match` and `redux_arms` (`programs/corpus/hardware/`) give
+/// exactly what an H100 gave (`h100-*.bin`, recorded with
+/// `programs/corpus/hardware/run.sh` on the same inputs): among others,
+/// `redux.sync` and `match.any.sync` with the full mask in both arms of a
+/// branch combine the lanes of both arms.
+#[test]
+fn warp_reduce_and_match_equal_the_h100() {
+    let hardware = |name: &str| {
+        std::fs::read(repo_root().join("programs/corpus/hardware").join(name))
+            .unwrap_or_else(|error| panic!("{name}: {error}"))
+    };
+    let run = run("warp_reduce_match");
+    // The H100 ran on the inputs this launch file generates.
+    assert_eq!(run.initial("in"), hardware("wrm-in.bin"));
+    assert_eq!(run.initial("xbits"), hardware("wrm-xbits.bin"));
+    assert_eq!(run.buffer("out"), hardware("h100-wrm-out.bin"));
+    assert_eq!(run.buffer("fout"), hardware("h100-wrm-fout.bin"));
+    let arms = run_program("corpus/hardware/redux_arms", None, 2);
+    assert!(arms.failure.is_none(), "{:?}", arms.failure);
+    assert_eq!(arms.buffer("out"), hardware("h100-redux-arms-out.bin"));
+}
