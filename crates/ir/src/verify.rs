@@ -327,11 +327,7 @@ impl Checker<'_> {
                     ));
                 }
                 self.expect_register(*dst, *dst_ty, "destination");
-                self.expect_operand(a, *src_ty, "first operand");
-                self.expect_operand(b, *src_ty, "second operand");
-                if let Some((_, c)) = combine {
-                    self.expect_pred(c, "combined predicate");
-                }
+                self.check_compared_operands(a, b, *src_ty, combine);
             }
             Op::Setp {
                 cmp,
@@ -345,24 +341,9 @@ impl Checker<'_> {
                 if let Some(q) = dst_not {
                     self.expect_register(*q, ScalarType::Pred, "second destination");
                 }
-                if cmp.is_float_only() && !ty.is_float() {
-                    self.problem(format!("comparison `{}` needs a float type", cmp.name()));
-                }
-                if cmp.is_unsigned_only() && (ty.is_float() || ty.is_signed()) {
-                    self.problem(format!(
-                        "comparison `{}` needs an unsigned or bit type",
-                        cmp.name()
-                    ));
-                }
-                if *ty == ScalarType::Pred {
-                    self.problem("`setp` compares numbers, not predicates".to_string());
-                }
+                self.check_comparison(*cmp, *ty, "setp");
                 self.expect_register(*dst, ScalarType::Pred, "destination");
-                self.expect_operand(a, *ty, "first operand");
-                self.expect_operand(b, *ty, "second operand");
-                if let Some((_, c)) = combine {
-                    self.expect_pred(c, "combined predicate");
-                }
+                self.check_compared_operands(a, b, *ty, combine);
             }
             Op::Selp {
                 ty,
@@ -794,6 +775,22 @@ impl Checker<'_> {
         }
         if ty == ScalarType::Pred {
             self.problem(format!("`{what}` compares numbers, not predicates"));
+        }
+    }
+
+    /// The sources of `setp` and `set`: two numbers of the compared type and
+    /// the predicate that the comparison may be combined with.
+    fn check_compared_operands(
+        &mut self,
+        a: &Operand,
+        b: &Operand,
+        ty: ScalarType,
+        combine: &Option<(BoolOp, PredOperand)>,
+    ) {
+        self.expect_operand(a, ty, "first operand");
+        self.expect_operand(b, ty, "second operand");
+        if let Some((_, c)) = combine {
+            self.expect_pred(c, "combined predicate");
         }
     }
 

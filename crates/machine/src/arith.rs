@@ -986,18 +986,38 @@ pub fn copysign(a: u64, b: u64, ty: FloatType) -> u64 {
     (a & sign) | (b & !sign & width_mask(if ty == FloatType::F32 { 32 } else { 64 }))
 }
 
+/// The integer types and the signed-value helper that the unit tests below share.
 #[cfg(test)]
-mod tests {
-    use super::*;
+mod test_values {
+    use super::IntType;
 
-    const U32: IntType = IntType {
+    pub(super) const U32: IntType = IntType {
         bits: 32,
         signed: false,
     };
-    const S32: IntType = IntType {
+    pub(super) const S32: IntType = IntType {
         bits: 32,
         signed: true,
     };
+    pub(super) const U64: IntType = IntType {
+        bits: 64,
+        signed: false,
+    };
+    pub(super) const S64: IntType = IntType {
+        bits: 64,
+        signed: true,
+    };
+
+    /// An `.s32` value as the machine holds it: its 32 bits, zero-extended.
+    pub(super) fn s32(value: i32) -> u64 {
+        u64::from(value as u32)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_values::{S32, U32};
+    use super::*;
 
     #[test]
     fn integer_operations_wrap_and_extend_like_ptx() {
@@ -1484,11 +1504,8 @@ mod half_tests {
 
 #[cfg(test)]
 mod ptx_gap_tests {
+    use super::test_values::s32;
     use super::*;
-
-    fn s32(value: i32) -> u64 {
-        u64::from(value as u32)
-    }
 
     #[test]
     fn saturating_s32_arithmetic_clamps_the_exact_result() {
@@ -1591,29 +1608,9 @@ mod ptx_gap_tests {
 
 #[cfg(test)]
 mod small_intrinsic_tests {
+    use super::test_values::{s32, S32, S64, U32, U64};
     use super::*;
     use warpsim_ir::FloatClass;
-
-    const S32: IntType = IntType {
-        bits: 32,
-        signed: true,
-    };
-    const U32: IntType = IntType {
-        bits: 32,
-        signed: false,
-    };
-    const S64: IntType = IntType {
-        bits: 64,
-        signed: true,
-    };
-    const U64: IntType = IntType {
-        bits: 64,
-        signed: false,
-    };
-
-    fn s32(value: i32) -> u64 {
-        u64::from(value as u32)
-    }
 
     #[test]
     fn mul24_uses_the_low_24_bits() {

@@ -1020,23 +1020,6 @@ fn execute<const HARDWARE_FMA: bool>(
             cmp,
             ty,
             dst,
-            dst_not: None,
-            a,
-            b,
-            combine,
-        } => {
-            let a = lanes(values, a);
-            let b = lanes(values, b);
-            let mut result = compare_lanes(cmp, ty, &a, &b);
-            if let Some((op, pred, negated)) = combine {
-                result = combine_bits(op, result, warp.pred_bits(pred, negated));
-            }
-            warp.set_pred(dst, active, result);
-        }
-        Kind::Setp {
-            cmp,
-            ty,
-            dst,
             dst_not,
             a,
             b,

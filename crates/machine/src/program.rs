@@ -842,6 +842,26 @@ impl Lowerer<'_> {
         })
     }
 
+    /// The registers of a vector's elements (`st.v4`, `mov.b64 d, {a, b}`),
+    /// at most four, in order; the unused slots stay 0.
+    fn values(&mut self, operands: &[Operand]) -> Result<[ValueReg; 4], LowerError> {
+        let mut registers = [0; 4];
+        for (slot, operand) in registers.iter_mut().zip(operands) {
+            *slot = self.value(operand)?;
+        }
+        Ok(registers)
+    }
+
+    fn optional_value(
+        &mut self,
+        operand: &Option<Operand>,
+    ) -> Result<Option<ValueReg>, LowerError> {
+        operand
+            .as_ref()
+            .map(|operand| self.value(operand))
+            .transpose()
+    }
+
     fn pred(&self, operand: &PredOperand) -> Result<(PredReg, bool), LowerError> {
         match operand.value {
             Operand::Reg(reg) if self.kernel.reg(reg).ty == ScalarType::Pred => {
@@ -849,6 +869,31 @@ impl Lowerer<'_> {
             }
             _ => Err(self.error("a predicate operand must be a `.pred` register".to_string())),
         }
+    }
+
+    /// A predicate read as it is, where the IR has a plain operand (the
+    /// sources of `and.pred` and `not.pred`).
+    fn plain_pred(&self, operand: &Operand) -> Result<PredReg, LowerError> {
+        let (reg, _) = self.pred(&PredOperand {
+            value: *operand,
+            negated: false,
+        })?;
+        Ok(reg)
+    }
+
+    /// The `, c` operand that `setp.cmp.op` and `set.cmp.op` combine their
+    /// comparison with: the operation, the predicate and whether it is negated.
+    fn combine(
+        &self,
+        combine: &Option<(BoolOp, PredOperand)>,
+    ) -> Result<Option<(BoolOp, PredReg, bool)>, LowerError> {
+        combine
+            .as_ref()
+            .map(|(op, pred)| {
+                let (reg, negated) = self.pred(pred)?;
+                Ok((*op, reg, negated))
+            })
+            .transpose()
     }
 
     fn dst(&self, reg: ir::RegId) -> u32 {
@@ -997,13 +1042,7 @@ impl Lowerer<'_> {
                 b,
                 combine,
             } => {
-                let combine = match combine {
-                    Some((op, pred)) => {
-                        let (reg, negated) = self.pred(pred)?;
-                        Some((*op, reg, negated))
-                    }
-                    None => None,
-                };
+                let combine = self.combine(combine)?;
                 Kind::HalfSetp {
                     cmp: *cmp,
                     dst: self.dst(*dst),
@@ -1116,14 +1155,8 @@ impl Lowerer<'_> {
                         return Err(self.error(format!("`{other:?}` on predicates").to_lowercase()))
                     }
                 };
-                let (a, _) = self.pred(&PredOperand {
-                    value: *a,
-                    negated: false,
-                })?;
-                let (b, _) = self.pred(&PredOperand {
-                    value: *b,
-                    negated: false,
-                })?;
+                let a = self.plain_pred(a)?;
+                let b = self.plain_pred(b)?;
                 Kind::PredBinary {
                     op: bool_op,
                     dst: self.dst(*dst),
@@ -1216,10 +1249,7 @@ impl Lowerer<'_> {
                 }
             }
             Op::Unary { op, ty, dst, a } if *ty == ScalarType::Pred => {
-                let (source, _) = self.pred(&PredOperand {
-                    value: *a,
-                    negated: false,
-                })?;
+                let source = self.plain_pred(a)?;
                 let negated = match op {
                     UnaryOp::Mov => false,
                     UnaryOp::Not => true,
@@ -1356,13 +1386,7 @@ impl Lowerer<'_> {
                 if *src_ty == ScalarType::F16x2 {
                     return Err(self.error("`set` of `.f16x2` is not supported".to_string()));
                 }
-                let combine = match combine {
-                    Some((op, pred)) => {
-                        let (reg, negated) = self.pred(pred)?;
-                        Some((*op, reg, negated))
-                    }
-                    None => None,
-                };
+                let combine = self.combine(combine)?;
                 Kind::Set {
                     cmp: *cmp,
                     ty: Self::number_type(*src_ty),
@@ -1383,13 +1407,7 @@ impl Lowerer<'_> {
                 b,
                 combine,
             } => {
-                let combine = match combine {
-                    Some((op, pred)) => {
-                        let (reg, negated) = self.pred(pred)?;
-                        Some((*op, reg, negated))
-                    }
-                    None => None,
-                };
+                let combine = self.combine(combine)?;
                 Kind::Setp {
                     cmp: *cmp,
                     ty: Self::number_type(*ty),
@@ -1480,10 +1498,7 @@ impl Lowerer<'_> {
                 src,
                 ..
             } => {
-                let mut registers = [0; 4];
-                for (slot, operand) in registers.iter_mut().zip(src) {
-                    *slot = self.value(operand)?;
-                }
+                let registers = self.values(src)?;
                 Kind::Store {
                     space: *space,
                     value: self.memory_value(*ty, None),
@@ -1508,10 +1523,7 @@ impl Lowerer<'_> {
                 dst: dst.map(|reg| self.dst(reg)),
                 addr: self.address(addr)?,
                 a: self.value(a)?,
-                b: match b {
-                    Some(b) => Some(self.value(b)?),
-                    None => None,
-                },
+                b: self.optional_value(b)?,
             },
             Op::Barrier {
                 kind,
@@ -1534,10 +1546,7 @@ impl Lowerer<'_> {
                 Kind::Barrier {
                     kind: *kind,
                     id: self.value(id)?,
-                    count: match count {
-                        Some(count) => Some(self.value(count)?),
-                        None => None,
-                    },
+                    count: self.optional_value(count)?,
                     reduction,
                 }
             }
@@ -1697,10 +1706,7 @@ impl Lowerer<'_> {
                 c: self.value(c)?,
             },
             Op::Pack { ty, dst, src } => {
-                let mut registers = [0; 4];
-                for (slot, operand) in registers.iter_mut().zip(src) {
-                    *slot = self.value(operand)?;
-                }
+                let registers = self.values(src)?;
                 Kind::Pack {
                     element_bits: self.element_bits(*ty, src.len())?,
                     count: src.len() as u8,

@@ -139,38 +139,33 @@ impl Parser<'_> {
 
     /// `(.param [.align N] .type name[N], ...)`.
     fn parse_function_params(&mut self) -> Result<Vec<FunctionParam>> {
-        self.expect_punct('(')?;
-        let mut list = Vec::new();
-        if self.eat_punct(')') {
-            return Ok(list);
-        }
-        loop {
-            let token = self.next();
+        self.parse_parenthesized_list(|parser| {
+            let token = parser.next();
             match &token.kind {
                 TokenKind::Directive(name) if name == "param" => {}
                 TokenKind::Directive(name) if name == "reg" => {
-                    return Err(self.error_at(
+                    return Err(parser.error_at(
                         &token,
                         "device-function parameters in registers (`.reg`) are not supported: only `.param`",
                     ))
                 }
-                _ => return Err(self.unexpected(&token, "`.param`")),
+                _ => return Err(parser.unexpected(&token, "`.param`")),
             }
-            let mut align = self.parse_param_attributes()?;
-            let (ty, ty_token) = self.expect_type_directive()?;
+            let mut align = parser.parse_param_attributes()?;
+            let (ty, ty_token) = parser.expect_type_directive()?;
             if ty == ScalarType::Pred {
-                return Err(self.error_at(&ty_token, "a parameter cannot be a predicate"));
+                return Err(parser.error_at(&ty_token, "a parameter cannot be a predicate"));
             }
-            align = align.max(self.parse_param_attributes()?);
-            let (name, name_token) = self.expect_word("a parameter name")?;
+            align = align.max(parser.parse_param_attributes()?);
+            let (name, name_token) = parser.expect_word("a parameter name")?;
             if name.contains('.') {
-                return Err(self.error_at(&name_token, "a parameter name may not contain `.`"));
+                return Err(parser.error_at(&name_token, "a parameter name may not contain `.`"));
             }
-            let (len, is_array) = if self.eat_punct('[') {
-                let (len, len_token) = self.expect_integer("an array length")?;
-                self.expect_punct(']')?;
+            let (len, is_array) = if parser.eat_punct('[') {
+                let (len, len_token) = parser.expect_integer("an array length")?;
+                parser.expect_punct(']')?;
                 if len == 0 || len > 1 << 16 {
-                    return Err(self.error_at(
+                    return Err(parser.error_at(
                         &len_token,
                         "a parameter array must have 1 to 65536 elements",
                     ));
@@ -179,19 +174,15 @@ impl Parser<'_> {
             } else {
                 (1, false)
             };
-            list.push(FunctionParam {
+            Ok(FunctionParam {
                 name,
                 ty,
                 len,
                 is_array,
                 align: align.max(ty.size_bytes()),
                 token: name_token,
-            });
-            if self.eat_punct(')') {
-                return Ok(list);
-            }
-            self.expect_punct(',')?;
-        }
+            })
+        })
     }
 
     /// `.ptr`, a state space, `.align N` around a parameter's type: the alignment.
@@ -454,20 +445,30 @@ impl Parser<'_> {
 
     /// `(a, b, ...)`: the call sequence's `.param` variables.
     fn parse_call_list(&mut self, scope: &KernelScope) -> Result<Vec<(SymbolId, Token)>> {
+        self.parse_parenthesized_list(|parser| {
+            let token = parser.next();
+            let TokenKind::Word(name) = &token.kind else {
+                return Err(parser.unexpected(&token, "a `.param` variable of the call sequence"));
+            };
+            let Some(&symbol) = scope.symbols.get(name) else {
+                return Err(parser.error_at(&token, format!("`{name}` is not a declared variable")));
+            };
+            Ok((symbol, token))
+        })
+    }
+
+    /// `(item, item, ...)`, possibly empty: each item parsed by `parse_item`.
+    fn parse_parenthesized_list<T>(
+        &mut self,
+        mut parse_item: impl FnMut(&mut Self) -> Result<T>,
+    ) -> Result<Vec<T>> {
         self.expect_punct('(')?;
         let mut list = Vec::new();
         if self.eat_punct(')') {
             return Ok(list);
         }
         loop {
-            let token = self.next();
-            let TokenKind::Word(name) = &token.kind else {
-                return Err(self.unexpected(&token, "a `.param` variable of the call sequence"));
-            };
-            let Some(&symbol) = scope.symbols.get(name) else {
-                return Err(self.error_at(&token, format!("`{name}` is not a declared variable")));
-            };
-            list.push((symbol, token));
+            list.push(parse_item(self)?);
             if self.eat_punct(')') {
                 return Ok(list);
             }
