@@ -5,6 +5,7 @@
 //! the static uniformity analysis of the IR (`warpsim_ir::uniformity`,
 //! before anything runs) and the machine's dynamic checker.
 
+use indexmap::IndexMap;
 use serde::Serialize;
 use warpsim_ir::{Kernel, Module};
 use warpsim_machine::findings::{thread_ranges, Finding};
@@ -107,19 +108,22 @@ pub fn merge_by_line(findings: Vec<FindingReport>) -> Vec<FindingReport> {
         lines.dedup();
         (finding.kind, finding.severity, lines)
     };
-    let mut merged: Vec<(FindingReport, usize)> = Vec::new();
+    // Keyed by what makes two findings the same, in the order first seen.
+    let mut merged: IndexMap<_, (FindingReport, usize)> = IndexMap::new();
     for finding in findings {
-        let finding_key = key(&finding);
-        match merged.iter_mut().find(|(kept, _)| key(kept) == finding_key) {
-            Some((kept, count)) => {
+        match merged.entry(key(&finding)) {
+            indexmap::map::Entry::Occupied(mut entry) => {
+                let (kept, count) = entry.get_mut();
                 *count += 1;
                 kept.blocks = kept.blocks.max(finding.blocks);
             }
-            None => merged.push((finding, 1)),
+            indexmap::map::Entry::Vacant(entry) => {
+                entry.insert((finding, 1));
+            }
         }
     }
     merged
-        .into_iter()
+        .into_values()
         .map(|(mut finding, count)| {
             if count > 1 {
                 finding.notes.push(format!(

@@ -38,7 +38,7 @@
 use crate::config::BarrierSemantics;
 use crate::error::{ExecError, FaultKind, Waiting};
 use crate::findings::{
-    thread_count, thread_ranges, Finding, FindingKind, Severity, Site, WarpLanes,
+    add_lanes, thread_count, thread_ranges, Finding, FindingKind, Severity, Site, WarpLanes,
 };
 
 /// One path's arrival at a barrier.
@@ -92,13 +92,13 @@ impl Episode {
             if arrival.pc != pc || !include(arrival.warp) {
                 continue;
             }
-            match threads.iter_mut().find(|entry| entry.warp == arrival.warp) {
-                Some(entry) => entry.lanes |= arrival.lanes,
-                None => threads.push(WarpLanes {
+            add_lanes(
+                &mut threads,
+                WarpLanes {
                     warp: arrival.warp,
                     lanes: arrival.lanes,
-                }),
-            }
+                },
+            );
         }
         threads
     }
@@ -185,10 +185,7 @@ impl BlockChecker {
             Some(first) => {
                 for (site, more) in first.sites.iter_mut().zip(finding.sites) {
                     for entry in more.threads {
-                        match site.threads.iter_mut().find(|kept| kept.warp == entry.warp) {
-                            Some(kept) => kept.lanes |= entry.lanes,
-                            None => site.threads.push(entry),
-                        }
+                        add_lanes(&mut site.threads, entry);
                     }
                 }
             }
@@ -672,7 +669,7 @@ impl Finding {
                     .iter_mut()
                     .find(|site| site.pc == pc && site.label == label);
                 match same {
-                    Some(site) => site.threads.push(threads),
+                    Some(site) => add_lanes(&mut site.threads, threads),
                     None => {
                         let mut site = Site::new(pc, vec![threads], label, primary);
                         site.last_pc = last_pc;

@@ -251,9 +251,21 @@ pub fn thread_ranges(threads: &[WarpLanes]) -> String {
     }
 }
 
-/// How many threads `threads` holds.
+/// How many threads `threads` holds (a warp may appear more than once).
 pub fn thread_count(threads: &[WarpLanes]) -> u32 {
-    thread_indices(threads).len() as u32
+    let mut merged = Vec::with_capacity(threads.len());
+    for &entry in threads {
+        add_lanes(&mut merged, entry);
+    }
+    merged.iter().map(|entry| entry.lanes.count_ones()).sum()
+}
+
+/// Adds `entry` to `threads`, joining the lanes of a warp already there.
+pub fn add_lanes(threads: &mut Vec<WarpLanes>, entry: WarpLanes) {
+    match threads.iter_mut().find(|kept| kept.warp == entry.warp) {
+        Some(kept) => kept.lanes |= entry.lanes,
+        None => threads.push(entry),
+    }
 }
 
 #[cfg(test)]
