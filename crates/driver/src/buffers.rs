@@ -119,25 +119,24 @@ pub fn initial_contents(
     });
     let size_bits = spec.element.size() * 8;
     if let Init::Table(TableInit::Fill(value)) = &spec.init {
-        if spec.len > 0 && !spec.element.is_float() && value.fract() != 0.0 {
-            return Err(error(
-                "init",
-                format!(
-                    "fill value {value} is not an integer, but the buffer holds {}",
-                    spec.element
-                ),
-                String::new(),
-            ));
-        }
+        // Integer buffers take integers that fit (checked only when there
+        // is an element to fill).
         if spec.len > 0 && !spec.element.is_float() {
-            let bits = spec.element.size() as u32 * 8;
+            if value.fract() != 0.0 {
+                return Err(error(
+                    "init",
+                    format!(
+                        "fill value {value} is not an integer, but the buffer holds {}",
+                        spec.element
+                    ),
+                    String::new(),
+                ));
+            }
+            let bits = size_bits as i32;
             let (min, max) = if spec.element.is_signed() {
-                (
-                    -(2f64.powi(bits as i32 - 1)),
-                    2f64.powi(bits as i32 - 1) - 1.0,
-                )
+                (-(2f64.powi(bits - 1)), 2f64.powi(bits - 1) - 1.0)
             } else {
-                (0.0, 2f64.powi(bits as i32) - 1.0)
+                (0.0, 2f64.powi(bits) - 1.0)
             };
             if *value < min || *value > max {
                 return Err(error(

@@ -31,6 +31,15 @@ impl Sources {
         }
     }
 
+    /// Files already read, for rendering only (no name is looked up).
+    fn of_files(files: SimpleFiles<String, String>) -> Sources {
+        Sources {
+            files,
+            ids: HashMap::new(),
+            base_dir: PathBuf::new(),
+        }
+    }
+
     /// Registers a text under `name` (the main source, already in memory).
     pub fn add(&mut self, name: &str, text: String) {
         let id = self.files.add(name.to_string(), text);
@@ -85,18 +94,27 @@ impl Sources {
     ) -> Diagnostic<usize> {
         let mut diagnostic = diagnostic;
         match self.line_range(name, line) {
-            Some((id, range)) => {
-                let marker = if primary {
-                    Label::primary(id, range)
-                } else {
-                    Label::secondary(id, range)
-                };
-                diagnostic.labels.push(marker.with_message(label));
-            }
+            Some((id, range)) => diagnostic
+                .labels
+                .push(marker(primary, id, range).with_message(label)),
             None => diagnostic.notes.push(format!("{name}:{line}: {label}")),
         }
         diagnostic
     }
+}
+
+/// A primary or secondary label.
+fn marker(primary: bool, file: usize, range: Range<usize>) -> Label<usize> {
+    if primary {
+        Label::primary(file, range)
+    } else {
+        Label::secondary(file, range)
+    }
+}
+
+/// `block (X,Y,Z)`.
+fn block_text(block: [u32; 3]) -> String {
+    format!("block ({},{},{})", block[0], block[1], block[2])
 }
 
 fn line_start(text: &str, line: u32) -> Option<usize> {
@@ -170,24 +188,14 @@ pub fn render_labels(
             // first line (the table's header).
             let line_end = text[start..].find('\n').map_or(text.len(), |n| start + n);
             let end = floor_char_boundary(text, label.span.end.clamp(start, line_end));
-            let marker = if label.primary {
-                Label::primary(label.file, start..end)
-            } else {
-                Label::secondary(label.file, start..end)
-            };
-            Some(marker.with_message(&label.message))
+            Some(marker(label.primary, label.file, start..end).with_message(&label.message))
         })
         .collect();
     let diagnostic = Diagnostic::error()
         .with_message(message)
         .with_labels(labels)
         .with_notes(notes.to_vec());
-    let sources = Sources {
-        files: simple_files,
-        ids: HashMap::new(),
-        base_dir: PathBuf::new(),
-    };
-    sources.render(&diagnostic)
+    Sources::of_files(simple_files).render(&diagnostic)
 }
 
 /// The byte range of line `line` (1-based) of `text`, without its indentation.
@@ -198,7 +206,8 @@ pub fn line_span(text: &str, line: u32) -> Option<Range<usize>> {
     Some(start + indent..end.max(start + indent))
 }
 
-fn floor_char_boundary(text: &str, offset: usize) -> usize {
+/// `offset`, within `text` and moved back to the start of its character.
+pub(crate) fn floor_char_boundary(text: &str, offset: usize) -> usize {
     let mut offset = offset.min(text.len());
     while !text.is_char_boundary(offset) {
         offset -= 1;
@@ -234,12 +243,7 @@ pub fn render_parse_error(error: &ParseError, text: &str) -> String {
             id,
             column_byte..span_end.max(column_byte),
         )]);
-    let sources = Sources {
-        files,
-        ids: HashMap::new(),
-        base_dir: PathBuf::new(),
-    };
-    sources.render(&diagnostic)
+    Sources::of_files(files).render(&diagnostic)
 }
 
 /// Every verifier problem, each at its line.
@@ -270,10 +274,7 @@ pub fn render_verify_error(error: &VerifyError, sources: &mut Sources) -> String
 
 /// A one-line summary of a fault, for the report's `error` field.
 pub fn fault_summary(error: &ExecError, file_of: &dyn Fn(u32) -> (String, u32)) -> String {
-    let block = format!(
-        "block ({},{},{})",
-        error.block[0], error.block[1], error.block[2]
-    );
+    let block = block_text(error.block);
     let place = match &error.site {
         Some(site) => {
             let (file, line) = file_of(site.pc);
@@ -349,10 +350,7 @@ pub fn render_fault(
     file_of: &dyn Fn(u32) -> (String, u32),
     sources: &mut Sources,
 ) -> String {
-    let block = format!(
-        "block ({},{},{})",
-        error.block[0], error.block[1], error.block[2]
-    );
+    let block = block_text(error.block);
     let mut diagnostic = Diagnostic::error().with_message(fault_message(&error.kind));
     if let Some(site) = &error.site {
         let (file, line) = file_of(site.pc);
@@ -430,14 +428,9 @@ pub fn render_lines(
             .last_line
             .and_then(|last| sources.line_range(&label.file, last));
         match (first, last) {
-            (Some((id, first)), Some((_, last))) => {
-                let marker = if label.primary {
-                    Label::primary(id, first.start..last.end)
-                } else {
-                    Label::secondary(id, first.start..last.end)
-                };
-                diagnostic.labels.push(marker.with_message(&label.message));
-            }
+            (Some((id, first)), Some((_, last))) => diagnostic.labels.push(
+                marker(label.primary, id, first.start..last.end).with_message(&label.message),
+            ),
             _ => {
                 diagnostic = sources.at_line(
                     diagnostic,

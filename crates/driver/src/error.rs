@@ -18,8 +18,6 @@ pub enum InputError {
     /// The launch asks for something impossible, with no line to point at.
     #[error("{}: {message}", path.display())]
     Launch { path: PathBuf, message: String },
-    #[error("{0}")]
-    Other(String),
 }
 
 impl InputError {
@@ -35,10 +33,7 @@ impl InputError {
 
 /// 1-based line and column of a byte offset.
 pub fn line_column(text: &str, offset: usize) -> (usize, usize) {
-    let mut offset = offset.min(text.len());
-    while !text.is_char_boundary(offset) {
-        offset -= 1;
-    }
+    let offset = crate::diagnostics::floor_char_boundary(text, offset);
     let before = &text[..offset];
     let line = before.matches('\n').count() + 1;
     let column = before

@@ -9,9 +9,6 @@ use indexmap::IndexMap;
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 
-use crate::error::InputError;
-use crate::toml_file::TomlFile;
-
 /// A launch file as written.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -273,11 +270,6 @@ impl<'de> Deserialize<'de> for Init {
 }
 
 impl LaunchFile {
-    /// Reads and parses a launch file; errors name the file, line and key.
-    pub fn load(path: &Path) -> Result<LaunchFile, InputError> {
-        TomlFile::read(path)?.parse()
-    }
-
     /// The directory relative paths in the file are taken from.
     pub fn base_dir(path: &Path) -> PathBuf {
         path.parent()

@@ -173,6 +173,77 @@ impl KernelSource<'_> {
     }
 }
 
+/// A `.cu` source a launch names.
+struct CudaSource<'a> {
+    path: &'a Path,
+    /// Its path as shown in messages.
+    name: &'a str,
+    text: &'a str,
+}
+
+impl CudaSource<'_> {
+    /// Compiles the source with NVRTC, with the launch file's `defines` and
+    /// `include`, into PTX: its name as shown in messages, and its text.
+    fn compile(
+        &self,
+        file: &LaunchFile,
+        launch_file: &TomlFile,
+        base_dir: &Path,
+        config: &MachineConfig,
+    ) -> Result<(String, String), InputError> {
+        let source_name = self.name;
+        // NVRTC takes the source as a C string, which ends at a NUL.
+        if let Some(offset) = self.text.find('\0') {
+            let (line, column) = error::line_column(self.text, offset);
+            return Err(launch_file
+                .error("the source contains a NUL byte, which NVRTC cannot compile")
+                .also_at_line(
+                    source_name,
+                    self.text,
+                    line as u32,
+                    format!("a NUL byte in column {column}"),
+                )
+                .also_at(&["source"], "")
+                .into_error());
+        }
+        let mut options: Vec<String> = file
+            .defines
+            .iter()
+            .map(|define| format!("-D{define}"))
+            .collect();
+        options.extend(
+            file.include
+                .iter()
+                .map(|dir| format!("-I{}", base_dir.join(dir).display())),
+        );
+        let name = nvrtc::program_name(self.path, base_dir);
+        let architecture = nvrtc::architecture(config.device.compute_capability);
+        let ptx =
+            nvrtc::compile(&name, self.text, &architecture, &options).map_err(
+                |error| match error {
+                    nvrtc::CompileError::NotFound(message) => {
+                        launch_file.error(message).at(&["source"], "").into_error()
+                    }
+                    nvrtc::CompileError::Rejected { log } => InputError::Located {
+                        summary: format!("{source_name}: NVRTC rejected the source"),
+                        rendered: format!("{log}error: NVRTC could not compile {source_name}\n"),
+                    },
+                },
+            )?;
+        // NVRTC writes the working directory before the name in `.file`;
+        // relative names are found beside the launch file.
+        let cwd = std::env::current_dir()
+            .map(|dir| format!("\"{}/", dir.display()))
+            .unwrap_or_default();
+        let ptx = if cwd.is_empty() {
+            ptx
+        } else {
+            ptx.replace(&cwd, "\"")
+        };
+        Ok((format!("{source_name}.ptx"), ptx))
+    }
+}
+
 /// Parses the kernel text of `source_name` into a verified module, rendering
 /// errors with their source lines.
 /// The dialect is chosen by the file's extension: `.ptx` is PTX, anything
@@ -244,41 +315,12 @@ pub fn prepare_with(
     // CUDA goes through NVRTC to PTX first; the PTX's `.loc` lines keep the
     // CUDA file and lines, so reports speak of the `.cu` source.
     let (source_name, source_text) = if extension == "cu" {
-        let mut options: Vec<String> = file
-            .defines
-            .iter()
-            .map(|define| format!("-D{define}"))
-            .collect();
-        options.extend(
-            file.include
-                .iter()
-                .map(|dir| format!("-I{}", base_dir.join(dir).display())),
-        );
-        let name = nvrtc::program_name(&source_path, &base_dir);
-        let architecture = nvrtc::architecture(config.device.compute_capability);
-        let ptx =
-            nvrtc::compile(&name, &source_text, &architecture, &options).map_err(|error| {
-                match error {
-                    nvrtc::CompileError::NotFound(message) => {
-                        launch_file.error(message).at(&["source"], "").into_error()
-                    }
-                    nvrtc::CompileError::Rejected { log } => InputError::Located {
-                        summary: format!("{source_name}: NVRTC rejected the source"),
-                        rendered: format!("{log}error: NVRTC could not compile {source_name}\n"),
-                    },
-                }
-            })?;
-        // NVRTC writes the working directory before the name in `.file`;
-        // relative names are found beside the launch file.
-        let cwd = std::env::current_dir()
-            .map(|dir| format!("\"{}/", dir.display()))
-            .unwrap_or_default();
-        let ptx = if cwd.is_empty() {
-            ptx
-        } else {
-            ptx.replace(&cwd, "\"")
+        let cuda = CudaSource {
+            path: &source_path,
+            name: &source_name,
+            text: &source_text,
         };
-        (format!("{source_name}.ptx"), ptx)
+        cuda.compile(&file, &launch_file, &base_dir, &config)?
     } else {
         (source_name, source_text)
     };

@@ -151,8 +151,7 @@ impl Report {
     }
 
     pub fn to_json(&self) -> String {
-        // Serialising plain data with string keys cannot fail.
-        serde_json::to_string_pretty(self).unwrap_or_default() + "\n"
+        json_text(self)
     }
 
     /// The table: one row per instruction that touched shared, global, local,
@@ -290,6 +289,13 @@ impl Report {
         }
         out
     }
+}
+
+/// `value` as pretty JSON ending with a newline, the form of every JSON the
+/// command writes (the report, `check`'s findings).
+pub fn json_text<T: Serialize + ?Sized>(value: &T) -> String {
+    // Serialising plain data with string keys cannot fail.
+    serde_json::to_string_pretty(value).unwrap_or_default() + "\n"
 }
 
 /// The average conflict degree: wavefronts per ideal wavefront, e.g. "32.0".

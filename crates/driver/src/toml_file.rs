@@ -43,14 +43,6 @@ impl TomlFile {
         }
     }
 
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    pub fn text(&self) -> &str {
-        &self.text
-    }
-
     /// The name messages give the file: its path as given.
     pub fn name(&self) -> String {
         self.path.display().to_string()

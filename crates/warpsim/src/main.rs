@@ -3,7 +3,7 @@
 //! input). A closed pipe on stdout is not an error.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
@@ -79,6 +79,16 @@ enum Outcome {
     KernelFailed,
 }
 
+impl Outcome {
+    fn failed_if(failed: bool) -> Outcome {
+        if failed {
+            Outcome::KernelFailed
+        } else {
+            Outcome::Success
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging(cli.verbose);
@@ -133,8 +143,7 @@ fn run(args: RunArgs) -> anyhow::Result<Outcome> {
             .with_context(|| format!("--dump {spec}: expected BUFFER=PATH"))?;
         dumps.push((buffer.to_string(), PathBuf::from(path)));
     }
-    let (config, config_file) = warpsim_driver::read_config(args.config.as_deref())?;
-    let prepared = warpsim_driver::prepare_with(&args.launch, config, config_file.as_ref())?;
+    let prepared = prepare(&args.launch, args.config.as_deref())?;
     for (buffer, _) in &dumps {
         if !prepared.buffers.iter().any(|(name, _)| name == buffer) {
             anyhow::bail!("--dump {buffer}: the launch file has no buffer `{buffer}`");
@@ -148,17 +157,12 @@ fn run(args: RunArgs) -> anyhow::Result<Outcome> {
     };
     // Reports and dumps are written even when the kernel failed: partial
     // counters are still counters.
-    let mut stdout = std::io::stdout().lock();
-    match args.json.as_deref() {
-        Some("-") => stdout.write_all(result.report.to_json().as_bytes())?,
-        Some(path) => {
-            std::fs::write(path, result.report.to_json())
-                .with_context(|| format!("cannot write the JSON report to {path}"))?;
-            stdout.write_all(result.report.to_table().as_bytes())?;
-        }
-        None => stdout.write_all(result.report.to_table().as_bytes())?,
+    let json_on_stdout = write_json(args.json.as_deref(), "report", || result.report.to_json())?;
+    if !json_on_stdout {
+        let mut stdout = std::io::stdout().lock();
+        stdout.write_all(result.report.to_table().as_bytes())?;
+        stdout.flush()?;
     }
-    stdout.flush()?;
     for (buffer, path) in &dumps {
         if let Some((_, bytes)) = result.buffers.iter().find(|(name, _)| name == buffer) {
             std::fs::write(path, bytes)
@@ -167,19 +171,63 @@ fn run(args: RunArgs) -> anyhow::Result<Outcome> {
     }
     if let Some(checked) = checked {
         std::io::stderr().write_all(checked.text.as_bytes())?;
-        return Ok(if checked.failed {
-            Outcome::KernelFailed
-        } else {
-            Outcome::Success
-        });
+        return Ok(Outcome::failed_if(checked.failed));
     }
-    match result.failure {
-        Some(failure) => {
-            std::io::stderr().write_all(failure.as_bytes())?;
-            Ok(Outcome::KernelFailed)
+    if let Some(failure) = &result.failure {
+        std::io::stderr().write_all(failure.as_bytes())?;
+    }
+    Ok(Outcome::failed_if(result.failure.is_some()))
+}
+
+/// Reads the machine configuration and prepares the launch.
+fn prepare(launch: &Path, config: Option<&Path>) -> anyhow::Result<warpsim_driver::PreparedLaunch> {
+    let (config, config_file) = warpsim_driver::read_config(config)?;
+    Ok(warpsim_driver::prepare_with(
+        launch,
+        config,
+        config_file.as_ref(),
+    )?)
+}
+
+/// Writes the JSON of `--json` (`json`) to stdout (`-`) or to a file;
+/// returns whether it took stdout. `what` names it in errors.
+fn write_json(
+    json: Option<&str>,
+    what: &str,
+    text: impl FnOnce() -> String,
+) -> anyhow::Result<bool> {
+    match json {
+        Some("-") => {
+            let mut stdout = std::io::stdout().lock();
+            stdout.write_all(text().as_bytes())?;
+            stdout.flush()?;
+            Ok(true)
         }
-        None => Ok(Outcome::Success),
+        Some(path) => {
+            std::fs::write(path, text())
+                .with_context(|| format!("cannot write the JSON {what} to {path}"))?;
+            Ok(false)
+        }
+        None => Ok(false),
     }
+}
+
+/// Writes `--json` (`json`) and then the diagnostics `text`: to stdout, or
+/// to stderr when the JSON took stdout.
+fn write_checked(
+    json: Option<&str>,
+    what: &str,
+    json_text: impl FnOnce() -> String,
+    text: &str,
+) -> anyhow::Result<()> {
+    if write_json(json, what, json_text)? {
+        std::io::stderr().write_all(text.as_bytes())?;
+    } else {
+        let mut stdout = std::io::stdout().lock();
+        stdout.write_all(text.as_bytes())?;
+        stdout.flush()?;
+    }
+    Ok(())
 }
 
 fn check(args: CheckArgs) -> anyhow::Result<Outcome> {
@@ -190,38 +238,31 @@ fn check(args: CheckArgs) -> anyhow::Result<Outcome> {
     if is_source {
         return check_source(&args.input, args.json.as_deref());
     }
-    let (config, config_file) = warpsim_driver::read_config(args.config.as_deref())?;
-    let prepared = warpsim_driver::prepare_with(&args.input, config, config_file.as_ref())?;
+    let prepared = prepare(&args.input, args.config.as_deref())?;
     let (result, checked) = prepared.check(args.threads)?;
-    match args.json.as_deref() {
-        Some("-") => {
-            let mut stdout = std::io::stdout().lock();
-            stdout.write_all(result.report.to_json().as_bytes())?;
-            stdout.flush()?;
-            // With the JSON on stdout, the diagnostics go to stderr.
-            std::io::stderr().write_all(checked.text.as_bytes())?;
-        }
-        Some(path) => {
-            std::fs::write(path, result.report.to_json())
-                .with_context(|| format!("cannot write the JSON report to {path}"))?;
-            std::io::stdout().write_all(checked.text.as_bytes())?;
-        }
-        None => std::io::stdout().write_all(checked.text.as_bytes())?,
-    }
-    Ok(if checked.failed {
-        Outcome::KernelFailed
-    } else {
-        Outcome::Success
-    })
+    write_checked(
+        args.json.as_deref(),
+        "report",
+        || result.report.to_json(),
+        &checked.text,
+    )?;
+    Ok(Outcome::failed_if(checked.failed))
 }
 
-/// The static check of every kernel of a source file, without running.
-fn check_source(source: &std::path::Path, json: Option<&str>) -> anyhow::Result<Outcome> {
+/// Reads and parses a `.kir` or `.ptx` file: its name, text, directory and
+/// module.
+fn read_source(source: &Path) -> anyhow::Result<(String, String, PathBuf, warpsim_ir::Module)> {
     let text = std::fs::read_to_string(source)
         .with_context(|| format!("cannot read {}", source.display()))?;
     let base_dir = source.parent().map(PathBuf::from).unwrap_or_default();
     let name = source.display().to_string();
     let module = warpsim_driver::parse_source(&name, &text, &base_dir)?;
+    Ok((name, text, base_dir, module))
+}
+
+/// The static check of every kernel of a source file, without running.
+fn check_source(source: &Path, json: Option<&str>) -> anyhow::Result<Outcome> {
+    let (name, text, base_dir, module) = read_source(source)?;
     let mut sources = warpsim_driver::diagnostics::Sources::new(&base_dir);
     sources.add(&name, text);
     let mut out = String::new();
@@ -237,30 +278,18 @@ fn check_source(source: &std::path::Path, json: Option<&str>) -> anyhow::Result<
         out.push_str(&warpsim_driver::check::summary(&kernel.name, &findings));
         all.extend(findings);
     }
-    let mut stdout = std::io::stdout().lock();
-    match json {
-        Some("-") => {
-            stdout.write_all(serde_json::to_string_pretty(&all)?.as_bytes())?;
-            stdout.write_all(b"\n")?;
-            std::io::stderr().write_all(out.as_bytes())?;
-        }
-        Some(path) => {
-            std::fs::write(path, serde_json::to_string_pretty(&all)? + "\n")
-                .with_context(|| format!("cannot write the JSON findings to {path}"))?;
-            stdout.write_all(out.as_bytes())?;
-        }
-        None => stdout.write_all(out.as_bytes())?,
-    }
-    stdout.flush()?;
+    write_checked(
+        json,
+        "findings",
+        || warpsim_driver::report::json_text(&all),
+        &out,
+    )?;
     // Static findings are warnings: they say what may happen, not what did.
     Ok(Outcome::Success)
 }
 
 fn print(source: PathBuf) -> anyhow::Result<Outcome> {
-    let text = std::fs::read_to_string(&source)
-        .with_context(|| format!("cannot read {}", source.display()))?;
-    let base_dir = source.parent().map(PathBuf::from).unwrap_or_default();
-    let module = warpsim_driver::parse_source(&source.display().to_string(), &text, &base_dir)?;
+    let (_, _, _, module) = read_source(&source)?;
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(warpsim_ir::print_module(&module).as_bytes())?;
     Ok(Outcome::Success)
