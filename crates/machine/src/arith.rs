@@ -221,6 +221,15 @@ pub fn f32_bits(value: f32) -> u64 {
     u64::from(value.to_bits())
 }
 
+/// The value of a float register of type `ty`, widened exactly to `f64`.
+#[inline(always)]
+fn float_value(bits: u64, ty: FloatType) -> f64 {
+    match ty {
+        FloatType::F32 => f64::from(f32_of(bits)),
+        FloatType::F64 => f64::from_bits(bits),
+    }
+}
+
 /// `fma.rn.f32` with a single rounding. The product of two floats is exact in
 /// `f64`, so `a*b + c` in `f64` differs from the exact sum by one rounding; a
 /// second rounding to `f32` is then correct unless the `f64` result sits
@@ -356,10 +365,7 @@ pub fn compare(cmp: CmpOp, ty: NumberType, a: u64, b: u64) -> bool {
             }
         }
         NumberType::Float(float) => {
-            let (x, y) = match float {
-                FloatType::F32 => (f64::from(f32_of(a)), f64::from(f32_of(b))),
-                FloatType::F64 => (f64::from_bits(a), f64::from_bits(b)),
-            };
+            let (x, y) = (float_value(a, float), float_value(b, float));
             let unordered = x.is_nan() || y.is_nan();
             match cmp {
                 CmpOp::Eq => x == y,
@@ -421,10 +427,8 @@ fn to_f32_directed(
 
 /// The same for `f64` results from 64-bit integers.
 fn i128_to_f64_directed(value: i128, rounding: Rounding) -> f64 {
+    // Finite: the operand is a 64-bit integer.
     let nearest = value as f64;
-    if !nearest.is_finite() {
-        return nearest;
-    }
     let exact = nearest as i128;
     let next_down = |x: f64| {
         if x > 0.0 {
@@ -560,10 +564,7 @@ pub fn convert(
             (as_wide(src, from).clamp(min, max) as u64) & width_mask(to.bits)
         }
         (NumberType::Float(from), NumberType::Int(to)) => {
-            let value = match from {
-                FloatType::F32 => f64::from(f32_of(src)),
-                FloatType::F64 => f64::from_bits(src),
-            };
+            let value = float_value(src, from);
             if value.is_nan() {
                 return 0;
             }
@@ -597,10 +598,7 @@ pub fn convert(
             saturate_float(result, to, saturate)
         }
         (NumberType::Float(from), NumberType::Float(to)) => {
-            let value = match from {
-                FloatType::F32 => f64::from(f32_of(src)),
-                FloatType::F64 => f64::from_bits(src),
-            };
+            let value = float_value(src, from);
             let result = match (to, rounding) {
                 (_, Some(mode)) if mode.is_integer_rounding() => {
                     let rounded = if value.is_finite() {
@@ -769,22 +767,20 @@ pub fn f16_abs(a: u64) -> u64 {
 /// `min.f16`, as [`f32_min`] on the exact `f32` values (a NaN operand gives
 /// the other; two NaNs give the canonical NaN).
 pub fn f16_min(a: u64, b: u64) -> u64 {
-    let result = f32_min(f16_to_f32(a as u16), f16_to_f32(b as u16));
-    u64::from(if result.is_nan() {
-        0x7fff
-    } else {
-        f32_to_f16(result)
-    })
+    // Two NaNs give a NaN, which `f32_to_f16` makes the canonical one.
+    u64::from(f32_to_f16(f32_min(
+        f16_to_f32(a as u16),
+        f16_to_f32(b as u16),
+    )))
 }
 
 /// `max.f16`, as [`f32_max`] on the exact `f32` values.
 pub fn f16_max(a: u64, b: u64) -> u64 {
-    let result = f32_max(f16_to_f32(a as u16), f16_to_f32(b as u16));
-    u64::from(if result.is_nan() {
-        0x7fff
-    } else {
-        f32_to_f16(result)
-    })
+    // Two NaNs give a NaN, which `f32_to_f16` makes the canonical one.
+    u64::from(f32_to_f16(f32_max(
+        f16_to_f32(a as u16),
+        f16_to_f32(b as u16),
+    )))
 }
 
 /// `setp.cmp.f16`: every half is exactly an `f32` and the conversion keeps
@@ -798,9 +794,7 @@ pub fn f16_compare(cmp: CmpOp, a: u64, b: u64) -> bool {
 /// element pair of `a` and `b`; the bits above the pair are zero.
 #[inline(always)]
 pub fn f16x2_binary(a: u64, b: u64, f: impl Fn(u64, u64) -> u64) -> u64 {
-    let low = f(a & 0xffff, b & 0xffff);
-    let high = f((a >> 16) & 0xffff, (b >> 16) & 0xffff);
-    (low & 0xffff) | (high & 0xffff) << 16
+    f16x2_ternary(a, b, 0, |x, y, _| f(x, y))
 }
 
 /// [`f16x2_binary`] for one operand (`neg.f16x2`, `abs.f16x2`).
@@ -809,7 +803,8 @@ pub fn f16x2_unary(a: u64, f: impl Fn(u64) -> u64) -> u64 {
     f16x2_binary(a, 0, |x, _| f(x))
 }
 
-/// [`f16x2_binary`] for three operands (`fma.rn.f16x2`).
+/// [`f16x2_binary`] for three operands (`fma.rn.f16x2`), on which the
+/// one- and two-operand forms are built.
 #[inline(always)]
 pub fn f16x2_ternary(a: u64, b: u64, c: u64, f: impl Fn(u64, u64, u64) -> u64) -> u64 {
     let low = f(a & 0xffff, b & 0xffff, c & 0xffff);

@@ -82,30 +82,18 @@ pub fn validate_launch(
         .validate()
         .map_err(|error| LaunchError::new(LaunchCause::Config(error.keys), error.message))?;
     let device = &config.device;
-    for (index, (axis, (&block, &limit))) in ["x", "y", "z"]
-        .iter()
-        .zip(launch.block.iter().zip(&device.max_block_dims))
-        .enumerate()
-    {
-        if block == 0 || block > limit {
-            return Err(LaunchError::new(
-                LaunchCause::BlockDimension(index),
-                format!("block dimension {axis} is {block}; it must be between 1 and {limit}"),
-            ));
-        }
-    }
-    for (index, (axis, (&grid, &limit))) in ["x", "y", "z"]
-        .iter()
-        .zip(launch.grid.iter().zip(&device.max_grid_dims))
-        .enumerate()
-    {
-        if grid == 0 || grid > limit {
-            return Err(LaunchError::new(
-                LaunchCause::GridDimension(index),
-                format!("grid dimension {axis} is {grid}; it must be between 1 and {limit}"),
-            ));
-        }
-    }
+    check_dimensions(
+        "block",
+        &launch.block,
+        &device.max_block_dims,
+        LaunchCause::BlockDimension,
+    )?;
+    check_dimensions(
+        "grid",
+        &launch.grid,
+        &device.max_grid_dims,
+        LaunchCause::GridDimension,
+    )?;
     let threads: u64 = launch.block.iter().map(|&d| u64::from(d)).product();
     if threads > u64::from(device.max_threads_per_block) {
         return Err(LaunchError::new(
@@ -164,6 +152,39 @@ pub fn validate_launch(
         ));
     }
     Ok(())
+}
+
+/// Checks each of the three `what` dimensions (block or grid) against its limit.
+fn check_dimensions(
+    what: &str,
+    dims: &[u32; 3],
+    limits: &[u32; 3],
+    cause: fn(usize) -> LaunchCause,
+) -> Result<(), LaunchError> {
+    for (index, (axis, (&dim, &limit))) in ["x", "y", "z"]
+        .iter()
+        .zip(dims.iter().zip(limits))
+        .enumerate()
+    {
+        if dim == 0 || dim > limit {
+            return Err(LaunchError::new(
+                cause(index),
+                format!("{what} dimension {axis} is {dim}; it must be between 1 and {limit}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The fault of the lower block index of two (the one a launch reports).
+fn lowest_fault(
+    a: Option<(u64, ExecError)>,
+    b: Option<(u64, ExecError)>,
+) -> Option<(u64, ExecError)> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(if a.0 <= b.0 { a } else { b }),
+        (a, b) => a.or(b),
+    }
 }
 
 /// Runs every block of the launch on `host_threads` host threads (0: all cores).
@@ -231,10 +252,7 @@ pub fn run(
     };
     let merge = |mut left: Partial, right: Partial| -> Partial {
         left.0.merge(&right.0);
-        left.1 = match (left.1, right.1) {
-            (Some(a), Some(b)) => Some(if a.0 <= b.0 { a } else { b }),
-            (a, b) => a.or(b),
-        };
+        left.1 = lowest_fault(left.1, right.1);
         left.2 += right.2;
         left.3.merge(right.3);
         left
@@ -258,10 +276,7 @@ pub fn run(
                         Ok(()) => (runner, first_error, failed, findings),
                         Err(error) => {
                             tracing::debug!(block = ?block_index, fault = ?error.kind, "block faulted");
-                            let first = match first_error {
-                                Some(existing) if existing.0 <= linear => Some(existing),
-                                _ => Some((linear, *error)),
-                            };
+                            let first = lowest_fault(first_error, Some((linear, *error)));
                             (runner, first, failed + 1, findings)
                         }
                     }

@@ -632,7 +632,16 @@ impl Program {
                     target: kernel.label(*target).target.0,
                     reconverge: reconvergence_of(index),
                 },
-                op => lowerer.lower_op(op)?,
+                // The location says the line; the text says which
+                // instruction of it (a CUDA line lowers to several).
+                op => lowerer.lower_op(op).map_err(|error| LowerError {
+                    message: format!(
+                        "`{}`: {}",
+                        ir::instruction_text(kernel, instr),
+                        error.message
+                    ),
+                    ..error
+                })?,
             };
             code.push(Instruction { guard, kind });
             locations.push(instr.loc);
@@ -775,6 +784,11 @@ impl Lowerer<'_> {
         }
         let mut const_data = vec![0u8; const_end as usize];
         for (index, symbol) in self.kernel.symbols.iter().enumerate() {
+            // `.global` variables take initial values too, but have no storage
+            // (their address stays 0): only `.const` ones fill the `.const` space.
+            if symbol.space != StateSpace::Const {
+                continue;
+            }
             let size = symbol.ty.size_bytes() as usize;
             let start = self.symbol_address[index] as usize;
             for (element, bits) in symbol.init.iter().enumerate() {
@@ -908,11 +922,7 @@ impl Lowerer<'_> {
     }
 
     fn number_type(ty: ScalarType) -> NumberType {
-        match ty {
-            ScalarType::F32 => NumberType::Float(FloatType::F32),
-            ScalarType::F64 => NumberType::Float(FloatType::F64),
-            other => NumberType::Int(Self::int_type(other)),
-        }
+        Self::float_type(ty).map_or_else(|| NumberType::Int(Self::int_type(ty)), NumberType::Float)
     }
 
     fn float_type(ty: ScalarType) -> Option<FloatType> {
@@ -1759,5 +1769,30 @@ impl Lowerer<'_> {
             }
             Op::Branch { .. } => unreachable!("branches are lowered by the caller"),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn initial_values_of_global_variables_stay_out_of_the_const_space() {
+        let source = ".kernel k(.param .u64 OUT)\n{\n    .const .u32 c[2] = {1, 2};\n    .global .u32 g = 7;\n    .reg .u64 %o;\n    .reg .u32 %v;\n    ld.param.u64 %o, [OUT];\n    ld.const.u32 %v, [c];\n    st.global.u32 [%o], %v;\n}\n";
+        let module = warpsim_ir::parse_and_verify("test.kir", source).expect("it verifies");
+        let program = Program::lower(&module, ir::KernelId(0)).expect("it lowers");
+        assert_eq!(program.const_data, [1, 0, 0, 0, 2, 0, 0, 0]);
+    }
+
+    #[test]
+    fn lowering_errors_name_the_instruction_and_its_line() {
+        let source = ".kernel k(.param .u64 OUT)\n{\n    .global .u32 g;\n    .reg .u32 %v;\n    ld.global.u32 %v, [g];\n}\n";
+        let module = warpsim_ir::parse_and_verify("test.kir", source).expect("it verifies");
+        let error = Program::lower(&module, ir::KernelId(0)).expect_err("it does not lower");
+        assert_eq!((error.file.as_str(), error.line), ("test.kir", 5));
+        assert_eq!(
+            error.message,
+            "`ld.global.u32 %v, [g]`: `g` is a .global variable; global variables are not supported yet (pass a buffer instead)"
+        );
     }
 }
