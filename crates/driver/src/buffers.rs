@@ -132,13 +132,15 @@ pub fn initial_contents(
                     String::new(),
                 ));
             }
+            // The range is [min, end): the end, a power of two, is exact as
+            // an f64, where `end - 1` would round back up to it for 64 bits.
             let bits = size_bits as i32;
-            let (min, max) = if spec.element.is_signed() {
-                (-(2f64.powi(bits - 1)), 2f64.powi(bits - 1) - 1.0)
+            let (min, end) = if spec.element.is_signed() {
+                (-(2f64.powi(bits - 1)), 2f64.powi(bits - 1))
             } else {
-                (0.0, 2f64.powi(bits) - 1.0)
+                (0.0, 2f64.powi(bits))
             };
-            if *value < min || *value > max {
+            if *value < min || *value >= end {
                 return Err(error(
                     "init",
                     format!("fill value {value} does not fit in {}", spec.element),
@@ -154,8 +156,11 @@ pub fn initial_contents(
             Init::Table(TableInit::Fill(value)) => {
                 if spec.element.is_float() {
                     Element::Float(*value)
-                } else {
+                } else if spec.element.is_signed() {
                     Element::Int(*value as i64)
+                } else {
+                    // Unsigned values up to 2^64 - 1 do not fit an i64.
+                    Element::Bits(*value as u64)
                 }
             }
             Init::Table(TableInit::Random(_)) => {
@@ -319,6 +324,37 @@ fn scalar_bits(ty: ScalarType, integer: i128, float: Option<f64>) -> Result<u64,
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The contents of buffer `b` of a launch file whose buffer section is `buffer`.
+    fn contents(buffer: &str) -> Result<Vec<u8>, InputError> {
+        let text = format!(
+            "source = \"k.kir\"\nkernel = \"k\"\ngrid = [1]\nblock = [1]\nargs = []\n[buffers.b]\n{buffer}\n"
+        );
+        let file = TomlFile::new(Path::new("launch.toml"), text);
+        let launch: crate::LaunchFile = file.parse()?;
+        initial_contents("b", &launch.buffers["b"], Path::new("."), &file)
+    }
+
+    #[test]
+    fn integer_fills_take_the_whole_range_of_their_type() {
+        let u64_fill = contents("type = \"u64\"\nlen = 1\ninit = { fill = 1e19 }").unwrap();
+        assert_eq!(u64_fill, 10_000_000_000_000_000_000u64.to_le_bytes());
+        let i8_fill = contents("type = \"i8\"\nlen = 1\ninit = { fill = -128 }").unwrap();
+        assert_eq!(i8_fill, [0x80]);
+        // 2^64 and 2^63 are one past the largest u64 and i64.
+        for (ty, value) in [
+            ("u64", "18446744073709551616"),
+            ("i64", "9223372036854775808"),
+            ("u8", "256"),
+            ("i8", "128"),
+        ] {
+            let error = contents(&format!(
+                "type = \"{ty}\"\nlen = 1\ninit = {{ fill = {value}.0 }}"
+            ))
+            .unwrap_err();
+            assert!(error.to_string().contains("does not fit"), "{ty}: {error}");
+        }
+    }
 
     #[test]
     fn half_parameters_round_to_nearest_even() {
