@@ -830,14 +830,14 @@ impl Op {
             | Op::Mul24 { dst, .. }
             | Op::Sad { dst, .. }
             | Op::Testp { dst, .. }
-            | Op::CopySign { dst, .. } => vec![*dst],
+            | Op::CopySign { dst, .. }
+            | Op::Pack { dst, .. }
+            | Op::FunnelShift { dst, .. }
+            | Op::Lop3 { dst, .. } => vec![*dst],
             Op::Load { dst, .. } => dst.clone(),
             Op::Setp { dst, dst_not, .. } => std::iter::once(*dst)
                 .chain(dst_not.iter().copied())
                 .collect(),
-            Op::Pack { dst, .. } | Op::FunnelShift { dst, .. } | Op::Lop3 { dst, .. } => {
-                vec![*dst]
-            }
             Op::Unpack { dst, .. } => dst.iter().flatten().copied().collect(),
             Op::Atom { dst, .. } => dst.iter().copied().collect(),
             Op::Barrier { reduction, .. } => reduction.iter().map(|(dst, _)| *dst).collect(),

@@ -135,7 +135,9 @@ struct ScopeFrame {
 }
 
 impl KernelScope {
-    fn new(kernel: Kernel) -> KernelScope {
+    /// The scope of a kernel (or a device function checked on its own) with
+    /// nothing declared yet.
+    fn new(name: String, loc: SourceLoc) -> KernelScope {
         KernelScope {
             regs: IndexMap::new(),
             symbols: IndexMap::new(),
@@ -149,7 +151,14 @@ impl KernelScope {
             inline_stack: Vec::new(),
             inline_count: 0,
             function_statics: HashMap::new(),
-            kernel,
+            kernel: Kernel {
+                name,
+                loc,
+                symbols: Vec::new(),
+                regs: Vec::new(),
+                labels: Vec::new(),
+                instrs: Vec::new(),
+            },
         }
     }
 }
@@ -445,59 +454,46 @@ impl<'a> Parser<'a> {
         if self.module.kernel(&name).is_some() {
             return Err(self.error_at(&name_token, format!("kernel `{name}` is defined twice")));
         }
-        let mut scope = KernelScope::new(Kernel {
-            name,
-            loc,
-            symbols: Vec::new(),
-            regs: Vec::new(),
-            labels: Vec::new(),
-            instrs: Vec::new(),
-        });
-        self.expect_punct('(')?;
-        if !self.eat_punct(')') {
-            loop {
-                let param_token = self.next();
-                if param_token.kind != TokenKind::Directive("param".to_string()) {
-                    return Err(self.unexpected(&param_token, "`.param`"));
-                }
-                // Parameters are located at their kernel: the header is one item.
-                let loc = scope.kernel.loc;
-                self.skip_parameter_attributes()?;
-                let (ty, ty_token) = self.expect_type_directive()?;
-                if ty == ScalarType::Pred {
-                    return Err(self.error_at(&ty_token, "a parameter cannot be a predicate"));
-                }
-                // PTX: `.param .u64 .ptr .global .align 4 name`.
-                self.skip_parameter_attributes()?;
-                let (name, name_token) = self.expect_word("a parameter name")?;
-                if self.is_punct('[') {
-                    return Err(self.error_at(
-                        &name_token,
-                        "parameters passed by value as byte arrays (structs) are not supported yet",
-                    ));
-                }
-                self.declare_symbol(
-                    &mut scope,
-                    &name_token,
-                    Symbol {
-                        name,
-                        space: StateSpace::Param,
-                        ty,
-                        len: Some(1),
-                        is_array: false,
-                        align: ty.size_bytes(),
-                        init: Vec::new(),
-                        loc,
-                    },
-                )?;
-                if self.eat_punct(')') {
-                    break;
-                }
-                self.expect_punct(',')?;
+        let mut scope = KernelScope::new(name, loc);
+        self.parse_parenthesized_list(|parser| {
+            let param_token = parser.next();
+            if param_token.kind != TokenKind::Directive("param".to_string()) {
+                return Err(parser.unexpected(&param_token, "`.param`"));
             }
-        }
+            // Parameters are located at their kernel: the header is one item.
+            let loc = scope.kernel.loc;
+            parser.skip_parameter_attributes()?;
+            let (ty, ty_token) = parser.expect_type_directive()?;
+            if ty == ScalarType::Pred {
+                return Err(parser.error_at(&ty_token, "a parameter cannot be a predicate"));
+            }
+            // PTX: `.param .u64 .ptr .global .align 4 name`.
+            parser.skip_parameter_attributes()?;
+            let (name, name_token) = parser.expect_word("a parameter name")?;
+            if parser.is_punct('[') {
+                return Err(parser.error_at(
+                    &name_token,
+                    "parameters passed by value as byte arrays (structs) are not supported yet",
+                ));
+            }
+            parser.declare_symbol(
+                &mut scope,
+                &name_token,
+                Symbol {
+                    name,
+                    space: StateSpace::Param,
+                    ty,
+                    len: Some(1),
+                    is_array: false,
+                    align: ty.size_bytes(),
+                    init: Vec::new(),
+                    loc,
+                },
+            )?;
+            Ok(())
+        })?;
         if self.dialect == Dialect::Ptx {
-            self.skip_performance_directives()?;
+            self.skip_performance_directives();
         }
         self.declare_module_symbols(&mut scope)?;
         self.expect_punct('{')?;
@@ -618,14 +614,9 @@ impl<'a> Parser<'a> {
     /// Fails on the first label (in order of first mention) of the names
     /// visible now that no statement defines.
     fn check_labels_defined(&self, scope: &KernelScope) -> Result<()> {
-        for &id in scope.labels.values() {
+        for (name, &id) in &scope.labels {
             let (target, first_use) = &scope.label_sites[id.index()];
             if target.is_none() {
-                let name = scope
-                    .labels
-                    .iter()
-                    .find(|(_, &other)| other == id)
-                    .map_or("", |(name, _)| name.as_str());
                 return Err(self.error_at(first_use, format!("label `{name}` is never defined")));
             }
         }
@@ -861,11 +852,7 @@ impl<'a> Parser<'a> {
         let mut align = None;
         if self.peek().kind == TokenKind::Directive("align".to_string()) {
             self.next();
-            let (value, token) = self.expect_integer("an alignment in bytes")?;
-            if !value.is_power_of_two() || value > 4096 {
-                return Err(self.error_at(&token, "alignment must be a power of two up to 4096"));
-            }
-            align = Some(value as u32);
+            align = Some(self.expect_alignment()?);
         }
         let (ty, ty_token) = self.expect_type_directive()?;
         if ty == ScalarType::Pred {
@@ -950,6 +937,34 @@ impl<'a> Parser<'a> {
         Ok((symbol, name_token))
     }
 
+    /// The `N` of `.align N`: a power of two up to 4096.
+    fn expect_alignment(&mut self) -> Result<u32> {
+        let (value, token) = self.expect_integer("an alignment in bytes")?;
+        if !value.is_power_of_two() || value > 4096 {
+            return Err(self.error_at(&token, "alignment must be a power of two up to 4096"));
+        }
+        Ok(value as u32)
+    }
+
+    /// `(item, item, ...)`, possibly empty: each item parsed by `parse_item`.
+    fn parse_parenthesized_list<T>(
+        &mut self,
+        mut parse_item: impl FnMut(&mut Self) -> Result<T>,
+    ) -> Result<Vec<T>> {
+        self.expect_punct('(')?;
+        let mut list = Vec::new();
+        if self.eat_punct(')') {
+            return Ok(list);
+        }
+        loop {
+            list.push(parse_item(self)?);
+            if self.eat_punct(')') {
+                return Ok(list);
+            }
+            self.expect_punct(',')?;
+        }
+    }
+
     /// PTX parameter attributes: `.ptr`, a state space, `.align N`.
     fn skip_parameter_attributes(&mut self) -> Result<()> {
         loop {
@@ -971,7 +986,7 @@ impl<'a> Parser<'a> {
 
     /// PTX performance directives after a kernel's parameters, e.g.
     /// `.maxntid 256, 1, 1`: hints to the compiler, nothing to simulate.
-    fn skip_performance_directives(&mut self) -> Result<()> {
+    fn skip_performance_directives(&mut self) {
         while let TokenKind::Directive(name) = &self.peek().kind {
             if !matches!(
                 name.as_str(),
@@ -995,7 +1010,6 @@ impl<'a> Parser<'a> {
                 self.next();
             }
         }
-        Ok(())
     }
 
     fn parse_instruction(&mut self, scope: &mut KernelScope) -> Result<Instr> {
@@ -2031,16 +2045,17 @@ impl<'a> Parser<'a> {
                 }
                 Ok(Operand::Reg(self.parse_register(scope)?.0))
             }
-            TokenKind::Word(name) => match scope.symbols.get(name) {
-                Some(&symbol) => {
-                    self.next();
-                    Ok(Operand::Symbol(symbol))
-                }
-                None if scope.regs.contains_key(name) => {
-                    Ok(Operand::Reg(self.parse_register(scope)?.0))
-                }
-                None => Err(self.error_at(&token, format!("`{name}` is not a declared variable"))),
-            },
+            // A register named without `%` (PTX's `temp_param_reg`).
+            TokenKind::Word(name)
+                if !scope.symbols.contains_key(name) && scope.regs.contains_key(name) =>
+            {
+                Ok(Operand::Reg(self.parse_register(scope)?.0))
+            }
+            TokenKind::Word(name) => {
+                let symbol = self.visible_symbol(scope, &token, name)?;
+                self.next();
+                Ok(Operand::Symbol(symbol))
+            }
             TokenKind::Punct('-')
             | TokenKind::Integer(_)
             | TokenKind::Float(_)
@@ -2050,6 +2065,15 @@ impl<'a> Parser<'a> {
             }
             _ => Err(self.unexpected(&token, "an operand")),
         }
+    }
+
+    /// The variable visible here as `name`, which `token` spells.
+    fn visible_symbol(&self, scope: &KernelScope, token: &Token, name: &str) -> Result<SymbolId> {
+        scope
+            .symbols
+            .get(name)
+            .copied()
+            .ok_or_else(|| self.error_at(token, format!("`{name}` is not a declared variable")))
     }
 
     /// A literal converted to the bits of `ty`.
@@ -2145,17 +2169,11 @@ impl<'a> Parser<'a> {
         let token = self.peek().clone();
         let base = match &token.kind {
             TokenKind::Register(_) => AddressBase::Reg(self.parse_register(scope)?.0),
-            TokenKind::Word(name) => match scope.symbols.get(name) {
-                Some(&symbol) => {
-                    self.next();
-                    AddressBase::Symbol(symbol)
-                }
-                None => {
-                    return Err(
-                        self.error_at(&token, format!("`{name}` is not a declared variable"))
-                    )
-                }
-            },
+            TokenKind::Word(name) => {
+                let symbol = self.visible_symbol(scope, &token, name)?;
+                self.next();
+                AddressBase::Symbol(symbol)
+            }
             TokenKind::Integer(_) => AddressBase::Absolute,
             _ => {
                 return Err(

@@ -89,14 +89,15 @@ fn write_module(out: &mut String, module: &Module) -> fmt::Result {
             }
             position = run_end;
         }
+        let labels_at = labels_by_position(kernel);
         for (index, instr) in kernel.instrs.iter().enumerate() {
-            write_labels(out, kernel, InstrId(index as u32))?;
+            write_labels(out, &labels_at[index])?;
             write_loc(out, &mut last_loc, instr.loc, "    ")?;
             write!(out, "    ")?;
             write_instruction(out, kernel, instr)?;
             writeln!(out, ";")?;
         }
-        write_labels(out, kernel, InstrId(kernel.instrs.len() as u32))?;
+        write_labels(out, &labels_at[kernel.instrs.len()])?;
         writeln!(out, "}}")?;
     }
     Ok(())
@@ -115,9 +116,22 @@ fn write_loc(
     Ok(())
 }
 
-fn write_labels(out: &mut String, kernel: &Kernel, target: InstrId) -> fmt::Result {
-    for label in kernel.labels.iter().filter(|label| label.target == target) {
-        writeln!(out, "{}:", label.name)?;
+/// For each instruction and for the end of the kernel, the names of the
+/// labels there in declaration order, gathered in one pass over the labels.
+/// A label past the end (which the verifier reports) is not printed.
+fn labels_by_position(kernel: &Kernel) -> Vec<Vec<&str>> {
+    let mut labels_at = vec![Vec::new(); kernel.instrs.len() + 1];
+    for label in &kernel.labels {
+        if let Some(names) = labels_at.get_mut(label.target.index()) {
+            names.push(label.name.as_str());
+        }
+    }
+    labels_at
+}
+
+fn write_labels(out: &mut String, names: &[&str]) -> fmt::Result {
+    for name in names {
+        writeln!(out, "{name}:")?;
     }
     Ok(())
 }

@@ -705,7 +705,7 @@ impl<'a> Analysis<'a> {
                 self.kernel.reg(guard).name
             ),
             Cause::Control(branch_block) => {
-                let branch = &self.kernel.instrs[self.cfg.blocks[branch_block].end.index() - 1];
+                let branch = &self.kernel.instrs[self.terminator(branch_block).index()];
                 format!(
                     "{} (assigned at line {} under the divergent branch at line {})",
                     self.kernel.reg(destination).name,

@@ -93,9 +93,10 @@ impl Checker<'_> {
     /// A destination or source register of a load or store: sub-word integers
     /// may live in wider integer registers (they are zero- or sign-extended).
     fn expect_memory_register(&mut self, reg: RegId, ty: ScalarType, role: &str) {
-        let decl_ty = self.kernel.reg(reg).ty;
-        let widened =
-            ty.is_integer() && decl_ty.is_integer() && decl_ty.size_bytes() >= ty.size_bytes();
+        // A register that does not exist is left to `expect_register` to report.
+        let widened = self.kernel.regs.get(reg.index()).is_some_and(|decl| {
+            ty.is_integer() && decl.ty.is_integer() && decl.ty.size_bytes() >= ty.size_bytes()
+        });
         if !widened {
             self.expect_register(reg, ty, role);
         }

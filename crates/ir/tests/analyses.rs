@@ -227,5 +227,9 @@ fn nested_ptx_scopes_declare_their_own_registers() {
         "{ .reg .pred %p1; setp.ne.u32 %p1, %r1, 0; }",
         "{ .reg .pred %p1; .reg .pred %p1; }",
     );
-    assert!(warpsim_ir::parse_ptx("twice.ptx", &twice).is_err());
+    let error = warpsim_ir::parse_ptx("twice.ptx", &twice).expect_err("declared twice");
+    assert_eq!(
+        error.to_string(),
+        "twice.ptx:8:30: register `%p1` is declared twice"
+    );
 }

@@ -12,6 +12,25 @@ fn kernel(body: &str) -> String {
     )
 }
 
+/// The line of `kernel(body)` that holds the one-line `body`.
+fn body_line(body: &str) -> usize {
+    kernel(body)
+        .lines()
+        .position(|line| line == body)
+        .expect("a one-line body")
+        + 1
+}
+
+/// Fails unless every line of a verifier report is a problem found at the
+/// line of `body` in `file`.
+fn assert_reported_at_body(file: &str, body: &str, report: &str) {
+    let at = format!("{file}:{}: in kernel `k`: ", body_line(body));
+    assert!(
+        report.lines().all(|line| line.starts_with(&at)),
+        "{body}: expected every problem at `{at}`, got:\n{report}"
+    );
+}
+
 fn round_trip(body: &str) -> (String, Vec<Op>) {
     let text = kernel(body);
     let module = parse_module("small.kir", &text).unwrap_or_else(|error| panic!("{error}"));
@@ -101,11 +120,16 @@ fn undefined_forms_are_errors() {
             "modifier `.ftz` is not valid here",
         ),
     ] {
-        let message = match parse_module("small.kir", &kernel(body)) {
+        let error = match parse_module("small.kir", &kernel(body)) {
             Ok(_) => panic!("`{body}` parsed"),
-            Err(error) => error.to_string(),
+            Err(error) => error,
         };
-        assert!(message.contains(expected), "{body}: {message}");
+        assert_eq!(
+            (error.file.as_str(), error.line as usize),
+            ("small.kir", body_line(body)),
+            "{body}: {error}"
+        );
+        assert!(error.message.contains(expected), "{body}: {error}");
     }
 }
 
@@ -125,6 +149,7 @@ fn mistyped_operands_are_verify_errors() {
             Ok(()) => panic!("`{body}` verified"),
             Err(error) => error.to_string(),
         };
+        assert_reported_at_body("small.kir", body, &message);
         assert!(message.contains(expected), "{body}: {message}");
     }
 }

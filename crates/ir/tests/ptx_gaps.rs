@@ -28,12 +28,51 @@ fn round_trip(body: &str) -> String {
     printed
 }
 
+/// The verifier's report on the one-line `body`, every problem on its line.
 fn verify_error(body: &str) -> String {
     let module = parse_module("gaps.kir", &kernel(body)).unwrap_or_else(|error| panic!("{error}"));
     match verify_module(&module) {
         Ok(()) => panic!("`{body}` verified"),
-        Err(error) => error.to_string(),
+        Err(error) => {
+            let report = error.to_string();
+            assert_reported_at_body("gaps.kir", body, &report);
+            report
+        }
     }
+}
+
+/// The parse error of the one-line `body`, which must be on its line.
+fn parse_error(body: &str) -> String {
+    match parse_module("gaps.kir", &kernel(body)) {
+        Ok(_) => panic!("`{body}` parsed"),
+        Err(error) => {
+            assert_eq!(
+                (error.file.as_str(), error.line as usize),
+                ("gaps.kir", body_line(body)),
+                "{body}: {error}"
+            );
+            error.message
+        }
+    }
+}
+
+/// The line of `kernel(body)` that holds the one-line `body`.
+fn body_line(body: &str) -> usize {
+    kernel(body)
+        .lines()
+        .position(|line| line == body)
+        .expect("a one-line body")
+        + 1
+}
+
+/// Fails unless every line of a verifier report is a problem found at the
+/// line of `body` in `file`.
+fn assert_reported_at_body(file: &str, body: &str, report: &str) {
+    let at = format!("{file}:{}: in kernel `k`: ", body_line(body));
+    assert!(
+        report.lines().all(|line| line.starts_with(&at)),
+        "{body}: expected every problem at `{at}`, got:\n{report}"
+    );
 }
 
 #[test]
@@ -66,7 +105,10 @@ fn saturation_outside_its_types_is_a_verify_error() {
         "and.sat.b32 %b, %b, %c;",
     ] {
         let message = verify_error(body);
-        assert!(message.contains(".sat"), "{body}: {message}");
+        assert!(
+            message.contains("`.sat` is not defined"),
+            "{body}: {message}"
+        );
     }
 }
 
@@ -100,25 +142,30 @@ fn vector_packing_round_trips() {
 
 #[test]
 fn vector_packing_checks_its_element_sizes() {
-    for body in [
-        "mov.b64 %l, {%h, %i};",
-        "mov.b32 {%b, %c}, %b;",
-        "mov.u64 %m, {%b, %c};",
-        "mov.b16 {%h, %i}, %h;",
+    for (body, expected) in [
+        (
+            "mov.b64 %l, {%h, %i};",
+            "element `%h` is declared `.b16` but the instruction uses it as `.b32`",
+        ),
+        (
+            "mov.b32 {%b, %c}, %b;",
+            "element `%b` is declared `.b32` but the instruction uses it as `.b16`",
+        ),
+        (
+            "mov.u64 %m, {%b, %c};",
+            "`mov.u64` with braces packs 2 or 4 elements",
+        ),
+        (
+            "mov.b16 {%h, %i}, %h;",
+            "element `%h` is declared `.b16` but the instruction uses it as `.b8`",
+        ),
     ] {
         let message = verify_error(body);
-        assert!(
-            message.contains("element") || message.contains("packs"),
-            "{body}: {message}"
-        );
+        assert!(message.contains(expected), "{body}: {message}");
     }
     for body in ["mov.b64 %l, {%b, %c, %d};", "mov.b8 {%h, %i}, %h;"] {
-        let text = kernel(body);
-        let error = parse_module("gaps.kir", &text).expect_err(body);
-        assert!(
-            error.to_string().contains("cannot be split"),
-            "{body}: {error}"
-        );
+        let message = parse_error(body);
+        assert!(message.contains("cannot be split"), "{body}: {message}");
     }
 }
 
@@ -158,8 +205,8 @@ fn funnel_shifts_and_lop3_round_trip() {
         ("lop3.b32 %b, %b, %c, %d, 256;", "0 to 255"),
         ("lop3.b32 %b, %b, %c, %d, %u;", "truth table"),
     ] {
-        let error = parse_module("gaps.kir", &kernel(body)).expect_err(body);
-        assert!(error.to_string().contains(message), "{body}: {error}");
+        let error = parse_error(body);
+        assert!(error.contains(message), "{body}: {error}");
     }
 }
 

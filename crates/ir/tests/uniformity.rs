@@ -620,7 +620,19 @@ fn local_memory_holds_per_thread_values() {
         )
     };
     let divergent = parse_module("l.kir", &kernel_text("%tid.x")).unwrap();
-    assert_eq!(divergent_barriers(&divergent.kernels[0]).len(), 1);
+    let findings = divergent_barriers(&divergent.kernels[0]);
+    assert_eq!(
+        findings
+            .iter()
+            .map(|finding| (finding.barrier.0, finding.branch.0, finding.reason.as_str()))
+            .collect::<Vec<_>>(),
+        [(
+            4,
+            3,
+            "a load from per-thread local memory that holds divergent values"
+        )],
+        "{findings:#?}"
+    );
     let uniform = parse_module("l.kir", &kernel_text("%ctaid.x")).unwrap();
     assert!(divergent_barriers(&uniform.kernels[0]).is_empty());
 }
@@ -665,7 +677,7 @@ fn odd_control_flow_does_not_panic() {
          bar.sync 0;
      END:",
     )
-    .findings();
+    .expect_none();
 }
 
 #[test]

@@ -28,19 +28,51 @@ fn round_trip(body: &str) -> (String, Vec<Op>) {
     (printed, ops)
 }
 
+/// The parse error of the one-line `body`, which must be on its line.
 fn parse_error(body: &str) -> String {
     match parse_module("warp.kir", &kernel(body)) {
         Ok(_) => panic!("`{body}` parsed"),
-        Err(error) => error.to_string(),
+        Err(error) => {
+            assert_eq!(
+                (error.file.as_str(), error.line as usize),
+                ("warp.kir", body_line(body)),
+                "{body}: {error}"
+            );
+            error.message
+        }
     }
 }
 
+/// The verifier's report on the one-line `body`, every problem on its line.
 fn verify_error(body: &str) -> String {
     let module = parse_module("warp.kir", &kernel(body)).unwrap_or_else(|error| panic!("{error}"));
     match verify_module(&module) {
         Ok(()) => panic!("`{body}` verified"),
-        Err(error) => error.to_string(),
+        Err(error) => {
+            let report = error.to_string();
+            assert_reported_at_body("warp.kir", body, &report);
+            report
+        }
     }
+}
+
+/// The line of `kernel(body)` that holds the one-line `body`.
+fn body_line(body: &str) -> usize {
+    kernel(body)
+        .lines()
+        .position(|line| line == body)
+        .expect("a one-line body")
+        + 1
+}
+
+/// Fails unless every line of a verifier report is a problem found at the
+/// line of `body` in `file`.
+fn assert_reported_at_body(file: &str, body: &str, report: &str) {
+    let at = format!("{file}:{}: in kernel `k`: ", body_line(body));
+    assert!(
+        report.lines().all(|line| line.starts_with(&at)),
+        "{body}: expected every problem at `{at}`, got:\n{report}"
+    );
 }
 
 #[test]

@@ -127,7 +127,7 @@ impl Parser<'_> {
                 );
             }
         }
-        self.skip_performance_directives()?;
+        self.skip_performance_directives();
         Ok(Function {
             name,
             name_token,
@@ -195,13 +195,7 @@ impl Parser<'_> {
                 }
                 "align" => {
                     self.next();
-                    let (value, token) = self.expect_integer("an alignment in bytes")?;
-                    if !value.is_power_of_two() || value > 4096 {
-                        return Err(
-                            self.error_at(&token, "alignment must be a power of two up to 4096")
-                        );
-                    }
-                    align = value as u32;
+                    align = self.expect_alignment()?;
                 }
                 _ => break,
             }
@@ -247,14 +241,7 @@ impl Parser<'_> {
             ));
         }
         let loc = self.loc_for(&func_token);
-        let mut scope = KernelScope::new(Kernel {
-            name: header.name.clone(),
-            loc,
-            symbols: Vec::new(),
-            regs: Vec::new(),
-            labels: Vec::new(),
-            instrs: Vec::new(),
-        });
+        let mut scope = KernelScope::new(header.name.clone(), loc);
         self.declare_module_symbols(&mut scope)?;
         let mut args = Vec::new();
         for param in recorded.returns.iter().chain(&recorded.params) {
@@ -450,30 +437,9 @@ impl Parser<'_> {
             let TokenKind::Word(name) = &token.kind else {
                 return Err(parser.unexpected(&token, "a `.param` variable of the call sequence"));
             };
-            let Some(&symbol) = scope.symbols.get(name) else {
-                return Err(parser.error_at(&token, format!("`{name}` is not a declared variable")));
-            };
+            let symbol = parser.visible_symbol(scope, &token, name)?;
             Ok((symbol, token))
         })
-    }
-
-    /// `(item, item, ...)`, possibly empty: each item parsed by `parse_item`.
-    fn parse_parenthesized_list<T>(
-        &mut self,
-        mut parse_item: impl FnMut(&mut Self) -> Result<T>,
-    ) -> Result<Vec<T>> {
-        self.expect_punct('(')?;
-        let mut list = Vec::new();
-        if self.eat_punct(')') {
-            return Ok(list);
-        }
-        loop {
-            list.push(parse_item(self)?);
-            if self.eat_punct(')') {
-                return Ok(list);
-            }
-            self.expect_punct(',')?;
-        }
     }
 
     /// Parses `function`'s body (from the current token to its closing `}`)
