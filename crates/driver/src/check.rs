@@ -135,15 +135,20 @@ pub fn merge_by_line(findings: Vec<FindingReport>) -> Vec<FindingReport> {
         .collect()
 }
 
-/// The static findings of `kernel`: block barriers that the uniformity
-/// analysis finds reachable by control flow that differs between threads.
-pub fn static_findings(module: &Module, kernel: &Kernel) -> Vec<FindingReport> {
+/// The static findings of `kernel`: the block barriers that the uniformity
+/// analysis (`warpsim_ir::uniformity::divergent_barriers`) finds reachable by
+/// control flow that differs between threads.
+pub fn static_findings(
+    module: &Module,
+    kernel: &Kernel,
+    divergent: &[warpsim_ir::uniformity::DivergentBarrier],
+) -> Vec<FindingReport> {
     let location = |instr: warpsim_ir::InstrId| {
         let loc = kernel.instrs[instr.index()].loc;
         (module.file_name(loc.file).to_string(), loc.line)
     };
-    let findings = warpsim_ir::uniformity::divergent_barriers(kernel)
-        .into_iter()
+    let findings = divergent
+        .iter()
         .map(|finding| {
             let (file, line) = location(finding.barrier);
             let (branch_file, branch_line) = location(finding.branch);

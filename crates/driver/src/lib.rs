@@ -404,7 +404,12 @@ pub fn prepare_with(
 impl PreparedLaunch {
     /// The static barrier findings of the launched kernel (nothing runs).
     pub fn static_findings(&self) -> Vec<check::FindingReport> {
-        check::static_findings(&self.module, &self.module.kernels[self.kernel.index()])
+        // Lowering ran the analysis; its result is kept in the program.
+        check::static_findings(
+            &self.module,
+            &self.module.kernels[self.kernel.index()],
+            &self.program.divergent_barriers,
+        )
     }
 
     /// Source texts for rendering diagnostics, the kernel's source included.

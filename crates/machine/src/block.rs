@@ -1472,9 +1472,9 @@ fn try_complete_barrier(program: &Program, state: &mut BlockState, id: usize) {
     let barrier = &mut state.barriers[id];
     let counted = barrier.count.is_some();
     if barrier.try_complete(state.live_threads) {
-        state.checker.complete(id as u32, counted, |pc| {
-            program.non_uniform_barrier[pc as usize]
-        });
+        state
+            .checker
+            .complete(id as u32, counted, |pc| program.is_divergent_barrier(pc));
     }
 }
 

@@ -54,12 +54,22 @@ pub struct Program {
     /// their blocks one after another in block order, so their results do not
     /// depend on the number of host threads.
     pub communicates_across_blocks: bool,
-    /// For each entry of `code`: whether it is a block barrier that the
-    /// static uniformity analysis finds reachable by control flow that can
-    /// differ between the threads of a block (the barrier checker uses it to
-    /// tell a barrier skipped by early-exiting threads, which is allowed,
-    /// from one skipped by threads that go on).
-    pub non_uniform_barrier: Vec<bool>,
+    /// The block barriers that the static uniformity analysis finds
+    /// reachable by control flow that can differ between the threads of a
+    /// block, by instruction (the barrier checker uses it to tell a barrier
+    /// skipped by early-exiting threads, which is allowed, from one skipped
+    /// by threads that go on; `warpsim check` reports them).
+    pub divergent_barriers: Vec<ir::uniformity::DivergentBarrier>,
+}
+
+impl Program {
+    /// Whether the instruction at `pc` is one of [`Program::divergent_barriers`].
+    pub fn is_divergent_barrier(&self, pc: u32) -> bool {
+        // The analysis lists them sorted by instruction.
+        self.divergent_barriers
+            .binary_search_by_key(&pc, |finding| finding.barrier.0)
+            .is_ok()
+    }
 }
 
 /// What a hidden register holds.
@@ -662,10 +672,6 @@ impl Program {
             local_bytes_per_thread = layout.local_bytes,
             "lowered"
         );
-        let mut non_uniform_barrier = vec![false; code.len()];
-        for finding in ir::uniformity::divergent_barriers(kernel) {
-            non_uniform_barrier[finding.barrier.index()] = true;
-        }
         Ok(Program {
             kernel_name: kernel.name.clone(),
             code,
@@ -683,7 +689,7 @@ impl Program {
                 .instrs
                 .iter()
                 .any(|instr| communicates_across_blocks(&instr.op)),
-            non_uniform_barrier,
+            divergent_barriers: ir::uniformity::divergent_barriers(kernel),
         })
     }
 }

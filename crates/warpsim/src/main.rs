@@ -268,7 +268,8 @@ fn check_source(source: &Path, json: Option<&str>) -> anyhow::Result<Outcome> {
     let mut out = String::new();
     let mut all = Vec::new();
     for kernel in &module.kernels {
-        let findings = warpsim_driver::check::static_findings(&module, kernel);
+        let divergent = warpsim_ir::uniformity::divergent_barriers(kernel);
+        let findings = warpsim_driver::check::static_findings(&module, kernel, &divergent);
         for finding in &findings {
             out.push_str(&warpsim_driver::check::render_finding(
                 finding,
