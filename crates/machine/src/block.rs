@@ -88,6 +88,27 @@ enum Target {
     Const(u64),
 }
 
+impl Target {
+    /// The state space the access lands in.
+    fn space(self) -> StateSpace {
+        match self {
+            Target::Shared(_) => StateSpace::Shared,
+            Target::Local(_) => StateSpace::Local,
+            Target::Global(_) => StateSpace::Global,
+            Target::Param(_) => StateSpace::Param,
+            Target::Const(_) => StateSpace::Const,
+        }
+    }
+
+    /// The global buffer, and the offset in it, that a global access names.
+    fn buffer(self, env: &LaunchEnv) -> Option<(String, u64)> {
+        match self {
+            Target::Global(address) => env.global.describe(address),
+            _ => None,
+        }
+    }
+}
+
 impl<'a> BlockRunner<'a> {
     pub fn new(env: &'a LaunchEnv<'a>) -> BlockRunner<'a> {
         let threads = env.block_dim.iter().product::<u32>() as usize;
@@ -465,25 +486,39 @@ impl<'a> BlockRunner<'a> {
                     self.hang_error(FaultKind::InstructionLimit { limit }),
                 ));
             }
-            match execute::<HARDWARE_FMA>(env, warp, state, path_index, pc, active) {
-                Ok(()) => {}
-                Err(fault) => {
-                    let (kind, lane) = *fault;
-                    let mut error = self.hang_error(kind);
-                    error.warps.clear();
-                    error.barriers.clear();
-                    let warp_number = warp_index as u32;
-                    error.site = Some(FaultSite {
-                        pc,
-                        warp: warp_number,
-                        lane,
-                        thread: thread_index(warp_number * 32 + lane, env.block_dim),
-                    });
-                    return Err(Box::new(error));
-                }
+            if let Err(fault) = execute::<HARDWARE_FMA>(env, warp, state, path_index, pc, active) {
+                return Err(self.fault_error(*fault, pc, warp_index));
             }
         }
         Ok(executed)
+    }
+}
+
+impl BlockRunner<'_> {
+    /// The error of a fault at `pc` in warp `warp_index`: its site; where the
+    /// other warps stand is not reported.
+    #[cold]
+    #[inline(never)]
+    fn fault_error(
+        &self,
+        (kind, lane): (FaultKind, u32),
+        pc: u32,
+        warp_index: usize,
+    ) -> Box<ExecError> {
+        let warp_number = warp_index as u32;
+        Box::new(ExecError {
+            kind,
+            block: self.state.block_index,
+            site: Some(FaultSite {
+                pc,
+                warp: warp_number,
+                lane,
+                thread: thread_index(warp_number * 32 + lane, self.env.block_dim),
+            }),
+            warps: Vec::new(),
+            barriers: Vec::new(),
+            spinning: Vec::new(),
+        })
     }
 }
 
@@ -529,11 +564,8 @@ fn special_value(
     env: &LaunchEnv,
 ) -> u64 {
     use warpsim_ir::{LaneMaskKind, SpecialReg};
-    let below = if lane == 31 {
-        u32::MAX >> 1
-    } else {
-        (1u32 << lane) - 1
-    };
+    // `lane` is at most 31, so the shift cannot overflow.
+    let below = (1u32 << lane) - 1;
     u64::from(match special {
         SpecialReg::Tid(dim) => thread[dim.index()],
         SpecialReg::Ntid(dim) => env.block_dim[dim.index()],
@@ -717,17 +749,15 @@ fn compare_lanes(
     }
 }
 
-/// The first active lane's value of a register: operands that must be warp-uniform.
-fn uniform_value(values: &[u64], reg: u32, active: u32) -> u64 {
-    values[reg as usize * WARP_SIZE + active.trailing_zeros().min(31) as usize]
-}
-
-/// The first active lane whose `reg` differs from the first active lane's.
-fn first_disagreeing_lane(values: &[u64], reg: u32, active: u32) -> Option<u32> {
-    let first = uniform_value(values, reg, active);
-    (0..WARP_SIZE as u32).find(|&lane| {
-        active >> lane & 1 != 0 && values[reg as usize * WARP_SIZE + lane as usize] != first
-    })
+/// The value of a register that must be warp-uniform: the first active
+/// lane's, or `Err` with the first active lane whose value differs.
+fn uniform_value(values: &[u64], reg: u32, active: u32) -> Result<u64, u32> {
+    let lanes = &values[reg as usize * WARP_SIZE..][..WARP_SIZE];
+    let first = lanes[active.trailing_zeros().min(31) as usize];
+    match (0..WARP_SIZE).find(|&lane| active >> lane & 1 != 0 && lanes[lane] != first) {
+        Some(lane) => Err(lane as u32),
+        None => Ok(first),
+    }
 }
 
 /// Executes the instruction at `pc` for the active lanes of path `path_index`.
@@ -1068,10 +1098,10 @@ fn execute<const HARDWARE_FMA: bool>(
             cond,
             negated,
         } => {
-            let bits = warp.preds[cond as usize] ^ if negated { u32::MAX } else { 0 };
             let a = lanes(values, a);
             let b = lanes(values, b);
-            let out = lanes_mut(values, dst);
+            let bits = warp.pred_bits(cond, negated);
+            let out = lanes_mut(&mut warp.values, dst);
             for lane in 0..WARP_SIZE {
                 if active >> lane & 1 != 0 {
                     out[lane] = if bits >> lane & 1 != 0 {
@@ -1119,12 +1149,7 @@ fn execute<const HARDWARE_FMA: bool>(
             } else {
                 state.instructions & 0xffff_ffff
             };
-            let out = lanes_mut(values, dst);
-            for (lane, out) in out.iter_mut().enumerate() {
-                if active >> lane & 1 != 0 {
-                    *out = clock;
-                }
-            }
+            warp.fill_lanes(dst, active, clock);
         }
         Kind::Load {
             space,
@@ -1277,8 +1302,7 @@ fn execute<const HARDWARE_FMA: bool>(
         } => map3(values, dst, a, b, selector, active, arith::permute),
         Kind::ActiveMask { dst } => {
             // The lanes of the path executing it, whatever the guard said.
-            let lanes = u64::from(warp.paths[path_index].mask);
-            map1(values, dst, dst, active, |_| lanes);
+            warp.fill_lanes(dst, active, u64::from(warp.paths[path_index].mask));
         }
         Kind::FunnelShift {
             left,
@@ -1350,12 +1374,8 @@ fn execute<const HARDWARE_FMA: bool>(
             branch(warp, path_index, active, target, reconverge);
             return Ok(());
         }
-        Kind::Exit => {
-            exit_lanes(env.program, warp, state, active);
-            let path = &mut warp.paths[path_index];
-            path.pc += 1;
-            return Ok(());
-        }
+        // Exits leave the paths where they are (only masks and waits change).
+        Kind::Exit => exit_lanes(env.program, warp, state, active),
     }
     warp.paths[path_index].pc = pc + 1;
     Ok(())
@@ -1492,20 +1512,19 @@ fn barrier(
     reduction: Option<BarrierReductionOperands>,
 ) -> Result<(), Fault> {
     let path = warp.paths[path_index];
-    let first_lane = active.trailing_zeros().min(31);
     if active == 0 {
         warp.paths[path_index].pc += 1;
         return Ok(());
     }
-    let barrier_id = uniform_value(&warp.values, id, active);
-    if let Some(lane) = first_disagreeing_lane(&warp.values, id, active) {
-        return Err(fault(
+    let first_lane = active.trailing_zeros();
+    let barrier_id = uniform_value(&warp.values, id, active).map_err(|lane| {
+        fault(
             FaultKind::InvalidBarrier {
                 message: "the barrier id differs between the threads of a warp executing this barrier; it must be the same for all".to_string(),
             },
             lane,
-        ));
-    }
+        )
+    })?;
     if barrier_id > 15 {
         return Err(fault(
             FaultKind::InvalidBarrier {
@@ -1518,15 +1537,14 @@ fn barrier(
     }
     let thread_count = match count {
         Some(reg) => {
-            let value = uniform_value(&warp.values, reg, active);
-            if let Some(lane) = first_disagreeing_lane(&warp.values, reg, active) {
-                return Err(fault(
+            let value = uniform_value(&warp.values, reg, active).map_err(|lane| {
+                fault(
                     FaultKind::InvalidBarrier {
                         message: "the barrier thread count differs between the threads of a warp executing this barrier; it must be the same for all".to_string(),
                     },
                     lane,
-                ));
-            }
+                )
+            })?;
             if value == 0 || !value.is_multiple_of(32) || value > 1024 {
                 return Err(fault(
                     FaultKind::InvalidBarrier {
@@ -1563,9 +1581,7 @@ fn barrier(
     );
     let barrier = &mut state.barriers[barrier_id as usize];
     if let Some(reduction) = reduction {
-        let bits =
-            warp.preds[reduction.pred as usize] ^ if reduction.negated { u32::MAX } else { 0 };
-        let votes = bits & active;
+        let votes = warp.pred_bits(reduction.pred, reduction.negated) & active;
         match reduction.reduction {
             BarrierReduction::Popc => barrier.popc += votes.count_ones(),
             BarrierReduction::And => barrier.all &= votes == active,
@@ -1630,16 +1646,12 @@ fn lane_target(
     let address = lane_address(values, addr, lane);
     let target = resolve(space, address);
     if address & (u64::from(size) - 1) != 0 {
-        let buffer = match target {
-            Target::Global(address) => env.global.describe(address),
-            _ => None,
-        };
         return Err(fault(
             FaultKind::Misaligned {
                 space,
                 address,
                 size,
-                buffer,
+                buffer: target.buffer(env),
             },
             lane as u32,
         ));
@@ -1708,27 +1720,7 @@ fn memory_access(
         }
         for (element, &register) in registers.iter().enumerate().take(usize::from(count)) {
             let element_offset = (element as u32 * size) as u64;
-            let out_of_bounds = || {
-                fault(
-                    FaultKind::OutOfBounds {
-                        space: match target {
-                            Target::Shared(_) => StateSpace::Shared,
-                            Target::Local(_) => StateSpace::Local,
-                            Target::Global(_) => StateSpace::Global,
-                            Target::Param(_) => StateSpace::Param,
-                            Target::Const(_) => StateSpace::Const,
-                        },
-                        address,
-                        size: total,
-                        store,
-                        buffer: match target {
-                            Target::Global(address) => env.global.describe(address),
-                            _ => None,
-                        },
-                    },
-                    lane as u32,
-                )
-            };
+            let out_of_bounds = || out_of_bounds(env, target, address, total, store, lane);
             let reg = register as usize * WARP_SIZE + lane;
             if store {
                 let bits = warp.values[reg] & size_mask(size);
@@ -1809,6 +1801,29 @@ fn memory_access(
         record_sectors(counters, &mut state.sectors);
     }
     Ok(())
+}
+
+/// A lane's access of `size` bytes at `address`, landing in `target`, falls
+/// outside its space. (Not `#[cold]`: `fault` is, and marking this one too
+/// makes `memory_access`'s lane loop some 8% longer.)
+fn out_of_bounds(
+    env: &LaunchEnv,
+    target: Target,
+    address: u64,
+    size: u32,
+    store: bool,
+    lane: usize,
+) -> Fault {
+    fault(
+        FaultKind::OutOfBounds {
+            space: target.space(),
+            address,
+            size,
+            store,
+            buffer: target.buffer(env),
+        },
+        lane as u32,
+    )
 }
 
 /// Where element `element_offset` of a `total`-byte access at `offset` of a
@@ -1925,37 +1940,23 @@ fn atomic(
         let (address, target) = lane_target(env, &warp.values, addr, lane, space, size)?;
         let operand = warp.values[a as usize * WARP_SIZE + lane] & mask;
         let swap = b.map_or(0, |b| warp.values[b as usize * WARP_SIZE + lane] & mask);
-        let out_of_bounds = |space| {
-            fault(
-                FaultKind::OutOfBounds {
-                    space,
-                    address,
-                    size,
-                    store: true,
-                    buffer: (space == StateSpace::Global)
-                        .then(|| env.global.describe(address))
-                        .flatten(),
-                },
-                lane as u32,
-            )
-        };
-        let old = match target {
+        let update = |old| atomic_update(op, ty, old, operand, swap) & mask;
+        let out_of_bounds = || out_of_bounds(env, target, address, size, true, lane);
+        let (old, new) = match target {
             Target::Shared(offset) => {
                 shared_lanes |= 1 << lane;
                 state.shared_addresses[lane] = offset as u32;
-                let old = read_bytes(&state.shared, offset as usize, size)
-                    .ok_or_else(|| out_of_bounds(StateSpace::Shared))?;
-                let new = atomic_update(op, ty, old, operand, swap) & mask;
+                let old =
+                    read_bytes(&state.shared, offset as usize, size).ok_or_else(out_of_bounds)?;
+                let new = update(old);
                 write_bytes(&mut state.shared, offset as usize, size, new);
-                old
+                (old, new)
             }
             Target::Global(address) => {
                 push_sectors(&mut state.sectors, address, size);
                 env.global
-                    .atomic(address, size, |old| {
-                        atomic_update(op, ty, old, operand, swap) & mask
-                    })
-                    .map_err(|_| out_of_bounds(StateSpace::Global))?
+                    .atomic(address, size, update)
+                    .map_err(|_| out_of_bounds())?
             }
             Target::Local(_) | Target::Param(_) | Target::Const(_) => {
                 return Err(fault(
@@ -1968,7 +1969,7 @@ fn atomic(
         };
         // Only an atomic that changed memory is progress to the livelock
         // detector: a compare-and-swap spinning on a taken lock is not.
-        if atomic_update(op, ty, old, operand, swap) & mask != old {
+        if new != old {
             state.checker.last_progress = state.instructions;
         }
         if let Some(dst) = dst {

@@ -136,22 +136,23 @@ impl GlobalMemory {
         Ok(())
     }
 
-    /// Atomically replaces the value with `update(old)`; returns the old value.
+    /// Atomically replaces the value with `update(old)`; returns the old
+    /// value and the new one (`update(old)` cut to `size` bytes).
     pub fn atomic(
         &self,
         address: u64,
         size: u32,
         update: impl Fn(u64) -> u64,
-    ) -> Result<u64, OutOfBounds> {
+    ) -> Result<(u64, u64), OutOfBounds> {
         let (word, shift) = self.locate(address, size)?;
         let mask = size_mask(size) << shift;
-        let mut old_value = 0;
+        let (mut old_value, mut new_value) = (0, 0);
         let _ = word.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |old| {
             old_value = (old & mask) >> shift;
-            let new = (update(old_value) << shift) & mask;
-            Some((old & !mask) | new)
+            new_value = update(old_value) & size_mask(size);
+            Some((old & !mask) | new_value << shift)
         });
-        Ok(old_value)
+        Ok((old_value, new_value))
     }
 }
 
@@ -209,7 +210,10 @@ mod tests {
         assert_eq!(memory.read(buffer_base(a) + 8, 1), Err(OutOfBounds));
         memory.write(buffer_base(b) + 2, 2, 0xbeef).unwrap();
         assert_eq!(memory.contents(b)[2..4], [0xef, 0xbe]);
-        assert_eq!(memory.atomic(buffer_base(b) + 4, 4, |old| old + 7), Ok(0));
+        assert_eq!(
+            memory.atomic(buffer_base(b) + 4, 4, |old| old + 7),
+            Ok((0, 7))
+        );
         assert_eq!(memory.read(buffer_base(b) + 4, 4), Ok(7));
         assert_eq!(memory.read(0, 4), Err(OutOfBounds));
         assert_eq!(

@@ -127,6 +127,17 @@ impl Warp {
         *pred = (*pred & !active) | (bits & active);
     }
 
+    /// Sets register `reg` to `value` in `lanes`, leaving the others.
+    #[inline]
+    pub fn fill_lanes(&mut self, reg: u32, lanes: u32, value: u64) {
+        let start = reg as usize * WARP_SIZE;
+        for (lane, slot) in self.values[start..start + WARP_SIZE].iter_mut().enumerate() {
+            if lanes >> lane & 1 != 0 {
+                *slot = value;
+            }
+        }
+    }
+
     /// Lanes that exist and have not exited.
     pub fn live(&self) -> u32 {
         self.valid & !self.exited

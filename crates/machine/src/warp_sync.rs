@@ -136,7 +136,7 @@ fn participating_lanes(program: &Program, warp: &Warp, path_index: usize) -> u32
 
 /// Releases every path waiting with `mask` if, together, they hold all the
 /// mask's live lanes; performs their shuffles and votes first.
-fn try_release(program: &Program, warp: &mut Warp, checker: &mut BlockChecker, mask: u32) -> bool {
+fn try_release(program: &Program, warp: &mut Warp, checker: &mut BlockChecker, mask: u32) {
     // The waiting paths are found by scanning (a warp has few paths), so the
     // release allocates nothing.
     let is_waiting =
@@ -145,7 +145,7 @@ fn try_release(program: &Program, warp: &mut Warp, checker: &mut BlockChecker, m
         .filter(|&index| is_waiting(warp, index))
         .fold(0u32, |lanes, index| lanes | warp.paths[index].mask);
     if mask & warp.live() & !arrived != 0 {
-        return false;
+        return;
     }
     // Gather what every participating lane contributes.
     let mut shuffle_source = [0u64; WARP_SIZE];
@@ -233,11 +233,7 @@ fn try_release(program: &Program, warp: &mut Warp, checker: &mut BlockChecker, m
                 op, signed, dst, ..
             } => {
                 let result = u64::from(reduce(op, signed, redux_lanes, &sync_values));
-                for lane in 0..WARP_SIZE {
-                    if lanes >> lane & 1 != 0 {
-                        warp.values[dst as usize * WARP_SIZE + lane] = result;
-                    }
-                }
+                warp.fill_lanes(dst, lanes, result);
             }
             Kind::Match {
                 all,
@@ -261,7 +257,6 @@ fn try_release(program: &Program, warp: &mut Warp, checker: &mut BlockChecker, m
         path.wait = PathWait::Ready;
         path.pc += 1;
     }
-    true
 }
 
 /// `shfl.sync` for `lanes`, reading from `source` (PTX ISA, shfl.sync:
@@ -319,11 +314,7 @@ fn shuffle(
 /// mask, `votes` those of them whose predicate is true.
 fn vote(warp: &mut Warp, lanes: u32, members: u32, votes: u32, mode: VoteMode, dst: u32) {
     if mode == VoteMode::Ballot {
-        for lane in 0..WARP_SIZE {
-            if lanes >> lane & 1 != 0 {
-                warp.values[dst as usize * WARP_SIZE + lane] = u64::from(votes);
-            }
-        }
+        warp.fill_lanes(dst, lanes, u64::from(votes));
         return;
     }
     let result = match mode {
