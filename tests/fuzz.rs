@@ -129,13 +129,23 @@ fn exercise(text: &str) -> Result<Reached, TestCaseError> {
         if block_state > MAX_BLOCK_STATE_BYTES {
             return Ok(reached);
         }
+        let mut memory = GlobalMemory::new();
+        let global_variable_addresses = program
+            .global_variables
+            .iter()
+            .map(|variable| {
+                warpsim_machine::memory::buffer_base(
+                    memory.add_buffer(&variable.name, &variable.initial),
+                )
+            })
+            .collect();
         let launch = Launch {
             grid: [1, 1, 1],
             block: [33, 1, 1],
             dynamic_shared_bytes: 0,
             params: vec![0; program.param_bytes as usize],
+            global_variable_addresses,
         };
-        let memory = GlobalMemory::new();
         if let Ok(outcome) = warpsim_machine::run(&program, &launch, &memory, machine(), 1) {
             reached.ran = 1;
             // A fault is rendered as `warpsim run` renders it.

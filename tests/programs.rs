@@ -1,6 +1,7 @@
 //! File-driven tests: every program in `programs/*/` runs, and what warpsim
-//! prints about it (the report table, the final buffers' digests, the
-//! failure if any) must equal the `.report` file kept beside the launch file.
+//! prints about it (its `printf` output, the report table, the final
+//! buffers' digests, the failure if any) must equal the `.report` file kept
+//! beside the launch file.
 //! `WARPSIM_BLESS=1 cargo test --test programs` rewrites the `.report` files.
 //! The same run with 1 and with 2 host threads must give identical JSON
 //! reports and buffers.
@@ -21,7 +22,8 @@ fn render(launch: &std::path::Path, host_threads: usize) -> (String, String) {
     for instruction in &mut report.instructions {
         instruction.file = instruction.file.replace(&root, "");
     }
-    let mut text = result.report.to_table();
+    let mut text = String::from_utf8_lossy(&result.printed).into_owned();
+    text.push_str(&result.report.to_table());
     text.push('\n');
     for (name, bytes) in &result.buffers {
         text.push_str(&format!(

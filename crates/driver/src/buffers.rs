@@ -17,7 +17,10 @@ const MAX_HOST_BUFFER_BYTES: u64 = if MAX_BUFFER_BYTES < 1 << 32 {
 use warpsim_machine::program::ParamSlot;
 
 use crate::error::InputError;
-use crate::launch_file::{Argument, BufferSpec, ElementType, Init, NamedInit, TableInit};
+use crate::launch_file::{
+    Argument, BufferSpec, ElementType, FieldType, FieldValue, Init, NamedInit, StructField,
+    TableInit,
+};
 use crate::toml_file::TomlFile;
 
 /// SplitMix64 (Steele, Lea and Flood, "Fast splittable pseudorandom number
@@ -231,23 +234,35 @@ pub fn parameter_buffer(
                 .into_error()
         };
         let param_label = || format!("`{}` is .{}", param.name, param.ty);
+        let offset = param.offset as usize;
+        if param.is_array {
+            let Argument::Struct(fields) = arg else {
+                return Err(error(
+                    format!(
+                        "the parameter is passed by value ({} bytes, a struct); give its fields: [{{ i32 = 1 }}, {{ f32 = 2.5 }}, {{ ptr = \"A\" }}]",
+                        param.size
+                    ),
+                    format!("`{}` is {} bytes", param.name, param.size),
+                ));
+            };
+            let laid_out = struct_bytes(fields, param.size as u64, buffers).map_err(|message| {
+                error(message, format!("`{}` is {} bytes", param.name, param.size))
+            })?;
+            bytes[offset..offset + laid_out.len()].copy_from_slice(&laid_out);
+            continue;
+        }
         let size = param.ty.size_bytes() as usize;
         let bits: u64 = match arg {
+            Argument::Struct(_) => {
+                return Err(error(
+                    format!(
+                        "a struct's fields are given, but the parameter is a .{} scalar",
+                        param.ty
+                    ),
+                    param_label(),
+                ))
+            }
             Argument::Buffer(name) => {
-                let Some(index) = buffers.get_index_of(name) else {
-                    let names: Vec<String> =
-                        buffers.keys().map(|name| format!("`{name}`")).collect();
-                    let note = if names.is_empty() {
-                        "the launch file has no [buffers]".to_string()
-                    } else {
-                        format!("the buffers are {}", names.join(", "))
-                    };
-                    return Err(launch
-                        .error(format!("{context}: no buffer named `{name}` in [buffers]"))
-                        .at(&["args", &index], "no such buffer")
-                        .note(note)
-                        .into_error());
-                };
                 if size != 8 || param.ty.is_float() {
                     return Err(error(
                         format!(
@@ -257,7 +272,20 @@ pub fn parameter_buffer(
                         param_label(),
                     ));
                 }
-                buffer_base(index)
+                buffer_address(buffers, name).ok_or_else(|| {
+                    let names: Vec<String> =
+                        buffers.keys().map(|name| format!("`{name}`")).collect();
+                    let note = if names.is_empty() {
+                        "the launch file has no [buffers]".to_string()
+                    } else {
+                        format!("the buffers are {}", names.join(", "))
+                    };
+                    launch
+                        .error(format!("{context}: no buffer named `{name}` in [buffers]"))
+                        .at(&["args", &index], "no such buffer")
+                        .note(note)
+                        .into_error()
+                })?
             }
             Argument::Integer(value) => scalar_bits(param.ty, i128::from(*value), None)
                 .map_err(|message| error(message, param_label()))?,
@@ -275,8 +303,91 @@ pub fn parameter_buffer(
                     .map_err(|message| error(message, param_label()))?
             }
         };
-        let offset = param.offset as usize;
         bytes[offset..offset + size].copy_from_slice(&bits.to_le_bytes()[..size]);
+    }
+    Ok(bytes)
+}
+
+/// The global address of the buffer named `name`.
+fn buffer_address(buffers: &IndexMap<String, BufferSpec>, name: &str) -> Option<u64> {
+    buffers.get_index_of(name).map(buffer_base)
+}
+
+/// The PTX type of a buffer or field element, whose range a value must fit.
+fn element_scalar_type(element: ElementType) -> ScalarType {
+    match element {
+        ElementType::U8 => ScalarType::U8,
+        ElementType::U16 => ScalarType::U16,
+        ElementType::U32 => ScalarType::U32,
+        ElementType::U64 => ScalarType::U64,
+        ElementType::I8 => ScalarType::S8,
+        ElementType::I16 => ScalarType::S16,
+        ElementType::I32 => ScalarType::S32,
+        ElementType::I64 => ScalarType::S64,
+        ElementType::F32 => ScalarType::F32,
+        ElementType::F64 => ScalarType::F64,
+    }
+}
+
+/// The bytes of a struct passed by value (`size` bytes): each field at its
+/// offset (C's: the next multiple of its size, unless given), the rest zero.
+fn struct_bytes(
+    fields: &[StructField],
+    size: u64,
+    buffers: &IndexMap<String, BufferSpec>,
+) -> Result<Vec<u8>, String> {
+    let mut bytes = vec![0u8; size as usize];
+    let mut end = 0u64;
+    for (position, field) in fields.iter().enumerate() {
+        let element = field.ty.size();
+        let name = format!("field {} ({})", position + 1, field.ty);
+        let start = match field.offset {
+            Some(offset) if offset % element != 0 => {
+                return Err(format!(
+                    "{name}: offset {offset} is not a multiple of its size, {element}"
+                ))
+            }
+            Some(offset) => offset,
+            None => end.div_ceil(element) * element,
+        };
+        end = start + element * field.values.len() as u64;
+        if end > size {
+            return Err(format!(
+                "{name} ends at byte {end}, but the struct has {size} bytes"
+            ));
+        }
+        for (index, value) in field.values.iter().enumerate() {
+            let bits = match (field.ty, value) {
+                (FieldType::Pointer, FieldValue::Buffer(buffer)) => buffer_address(buffers, buffer)
+                    .ok_or_else(|| format!("{name}: no buffer named `{buffer}` in [buffers]"))?,
+                (FieldType::Pointer, FieldValue::Integer(address)) => *address as u64,
+                (FieldType::Pointer, FieldValue::Float(_)) => {
+                    return Err(format!(
+                        "{name}: a pointer is a buffer name or an integer address"
+                    ))
+                }
+                (FieldType::Element(_), FieldValue::Buffer(buffer)) => {
+                    return Err(format!(
+                        "{name}: `{buffer}` is a buffer; a buffer's address is a `ptr` field"
+                    ))
+                }
+                (FieldType::Element(element), FieldValue::Integer(value)) => {
+                    scalar_bits(element_scalar_type(element), i128::from(*value), None)
+                        .map_err(|message| format!("{name}: {message}"))?
+                }
+                (FieldType::Element(element), FieldValue::Float(value)) => {
+                    let ty = element_scalar_type(element);
+                    if !ty.is_float() {
+                        return Err(format!("{name}: {value} is not an integer"));
+                    }
+                    scalar_bits(ty, 0, Some(*value))
+                        .map_err(|message| format!("{name}: {message}"))?
+                }
+            };
+            let at = (start + index as u64 * element) as usize;
+            bytes[at..at + element as usize]
+                .copy_from_slice(&bits.to_le_bytes()[..element as usize]);
+        }
     }
     Ok(bytes)
 }

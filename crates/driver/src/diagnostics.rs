@@ -12,7 +12,7 @@ use codespan_reporting::diagnostic::{Diagnostic, Label};
 use codespan_reporting::files::SimpleFiles;
 use codespan_reporting::term::{self, termcolor::NoColor};
 use warpsim_ir::{ParseError, VerifyError};
-use warpsim_machine::error::{ExecError, FaultKind, PathPosition, Waiting};
+use warpsim_machine::error::{ExecError, FaultKind, GlobalPlace, PathPosition, Waiting};
 
 /// Source texts by the names locations use, read lazily.
 pub struct Sources {
@@ -288,6 +288,28 @@ pub fn fault_summary(error: &ExecError, file_of: &dyn Fn(u32) -> (String, u32)) 
     format!("{place}: {}", fault_message(&error.kind))
 }
 
+/// Where a global address lies, in words: `offset 60 of buffer `out`,
+/// which has 60 bytes`, `4 bytes before the start of buffer `list``.
+/// An out-of-bounds access (`past_end`) also says how long the buffer is.
+fn place_text(place: &GlobalPlace, past_end: bool) -> String {
+    match place {
+        GlobalPlace::Offset {
+            buffer,
+            offset,
+            len,
+        } if past_end => format!("offset {offset} of buffer `{buffer}`, which has {len} bytes"),
+        GlobalPlace::Offset { buffer, offset, .. } => {
+            format!("offset {offset} of buffer `{buffer}`")
+        }
+        GlobalPlace::BeforeStart { buffer, bytes } => {
+            let unit = if *bytes == 1 { "byte" } else { "bytes" };
+            format!("{bytes} {unit} before the start of buffer `{buffer}`")
+        }
+        GlobalPlace::NullPointer => "below every buffer: a null pointer".to_string(),
+        GlobalPlace::Unmapped => "in no buffer".to_string(),
+    }
+}
+
 fn fault_message(kind: &FaultKind) -> String {
     match kind {
         FaultKind::OutOfBounds {
@@ -295,12 +317,17 @@ fn fault_message(kind: &FaultKind) -> String {
             address,
             size,
             store,
-            buffer,
+            place,
         } => {
             let access = if *store { "store" } else { "load" };
-            let whereabouts = match buffer {
-                Some((name, offset)) => format!(" (offset {offset} of buffer `{name}`, past its end)"),
-                None if *space == warpsim_ir::StateSpace::Global => " (in no buffer)".to_string(),
+            if *place == Some(GlobalPlace::NullPointer) {
+                return format!(
+                    "null pointer: a {size}-byte {} {access} at address {address:#x}, below every buffer (a pointer that is null or was never set)",
+                    space.name()
+                );
+            }
+            let whereabouts = match place {
+                Some(place) => format!(" ({})", place_text(place, true)),
                 None => String::new(),
             };
             format!(
@@ -313,10 +340,10 @@ fn fault_message(kind: &FaultKind) -> String {
             space,
             address,
             size,
-            buffer,
+            place,
         } => {
-            let whereabouts = match buffer {
-                Some((name, offset)) => format!(" (offset {offset} of buffer `{name}`)"),
+            let whereabouts = match place {
+                Some(place) => format!(" ({})", place_text(place, false)),
                 None => String::new(),
             };
             format!(
@@ -324,6 +351,13 @@ fn fault_message(kind: &FaultKind) -> String {
                 space.name()
             )
         }
+        FaultKind::AssertionFailed {
+            expression,
+            file,
+            line,
+            function,
+        } => format!("assertion `{expression}` failed ({file}:{line}, in `{function}`)"),
+        FaultKind::Trap => "the kernel executed `trap` (`__trap()`), which stops it".to_string(),
         FaultKind::InvalidAccess { message } | FaultKind::InvalidBarrier { message } => message.clone(),
         FaultKind::Deadlock => "deadlock: no thread of the block can move again".to_string(),
         FaultKind::Livelock { window } => format!(

@@ -37,16 +37,174 @@ pub struct LaunchFile {
     pub include: Vec<PathBuf>,
 }
 
-/// An argument: a string names a buffer, a number is a scalar.
+/// An argument: a string names a buffer, a number is a scalar, an array of
+/// fields is a struct passed by value.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Argument {
     Buffer(String),
     Integer(i64),
     Float(f64),
+    /// A struct (`.param .align 8 .b8 p[24]` in PTX): its fields in order,
+    /// each `{ TYPE = VALUE }`, laid out as C lays out a struct.
+    Struct(Vec<StructField>),
 }
 
 /// What an argument may be, for messages.
-const ARGUMENT_FORMS: &str = "an argument is a buffer name (string) or a number";
+const ARGUMENT_FORMS: &str = "an argument is a buffer name (string), a number, or a struct's fields ([{ f32 = 1.5 }, { ptr = \"A\" }])";
+
+/// One field of a struct argument: `{ f32 = 1.5 }`, `{ i32 = [1, 2, 3] }`
+/// (an array field), `{ ptr = "A" }` (a buffer's address), with an optional
+/// `offset = N` in bytes where C's layout is not what the struct has.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StructField {
+    pub ty: FieldType,
+    pub values: Vec<FieldValue>,
+    pub offset: Option<u64>,
+}
+
+/// The type of a struct field.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FieldType {
+    Element(ElementType),
+    /// A device pointer: 8 bytes holding a buffer's address (or 0).
+    Pointer,
+}
+
+impl FieldType {
+    /// Bytes per element (also its alignment, as in C).
+    pub fn size(self) -> u64 {
+        match self {
+            FieldType::Element(element) => element.size(),
+            FieldType::Pointer => 8,
+        }
+    }
+
+    fn from_name(name: &str) -> Option<FieldType> {
+        if name == "ptr" {
+            return Some(FieldType::Pointer);
+        }
+        ElementType::deserialize(de::value::StrDeserializer::<de::value::Error>::new(name))
+            .ok()
+            .map(FieldType::Element)
+    }
+}
+
+impl fmt::Display for FieldType {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            FieldType::Element(element) => element.fmt(f),
+            FieldType::Pointer => f.write_str("ptr"),
+        }
+    }
+}
+
+/// A struct field's value: a number, or a buffer name for a pointer.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FieldValue {
+    Integer(i64),
+    Float(f64),
+    Buffer(String),
+}
+
+/// What a struct field may be, for messages.
+const FIELD_FORMS: &str =
+    "a struct field is { TYPE = VALUE } with TYPE one of u8 u16 u32 u64 i8 i16 i32 i64 f32 f64 ptr (and optionally offset = BYTES)";
+
+impl<'de> Deserialize<'de> for StructField {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<StructField, D::Error> {
+        struct FieldVisitor;
+
+        impl<'de> Visitor<'de> for FieldVisitor {
+            type Value = StructField;
+
+            fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+                formatter.write_str(FIELD_FORMS)
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<StructField, A::Error> {
+                let mut typed = None;
+                let mut offset = None;
+                while let Some(key) = map.next_key::<String>()? {
+                    if key == "offset" {
+                        offset = Some(map.next_value::<u64>()?);
+                        continue;
+                    }
+                    let Some(ty) = FieldType::from_name(&key) else {
+                        return Err(de::Error::custom(format!("{FIELD_FORMS}, not `{key}`")));
+                    };
+                    if typed.is_some() {
+                        return Err(de::Error::custom(format!(
+                            "{FIELD_FORMS}: one type per field, but `{key}` is a second"
+                        )));
+                    }
+                    let values = match map.next_value::<FieldValues>()? {
+                        FieldValues(values) if values.is_empty() => {
+                            return Err(de::Error::custom("an array field needs values"))
+                        }
+                        FieldValues(values) => values,
+                    };
+                    typed = Some((ty, values));
+                }
+                let Some((ty, values)) = typed else {
+                    return Err(de::Error::custom(format!(
+                        "{FIELD_FORMS}, but it has no type"
+                    )));
+                };
+                Ok(StructField { ty, values, offset })
+            }
+        }
+
+        deserializer.deserialize_map(FieldVisitor)
+    }
+}
+
+/// A field's value or values (an array field).
+struct FieldValues(Vec<FieldValue>);
+
+impl<'de> Deserialize<'de> for FieldValues {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<FieldValues, D::Error> {
+        struct ValuesVisitor;
+
+        impl<'de> Visitor<'de> for ValuesVisitor {
+            type Value = FieldValues;
+
+            fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+                formatter.write_str("a number, a buffer name, or an array of them")
+            }
+
+            fn visit_i64<E: de::Error>(self, value: i64) -> Result<FieldValues, E> {
+                Ok(FieldValues(vec![FieldValue::Integer(value)]))
+            }
+
+            fn visit_u64<E: de::Error>(self, value: u64) -> Result<FieldValues, E> {
+                i64::try_from(value)
+                    .map(|value| FieldValues(vec![FieldValue::Integer(value)]))
+                    .map_err(|_| E::custom(format!("{value} is too large for a field")))
+            }
+
+            fn visit_f64<E: de::Error>(self, value: f64) -> Result<FieldValues, E> {
+                Ok(FieldValues(vec![FieldValue::Float(value)]))
+            }
+
+            fn visit_str<E: de::Error>(self, value: &str) -> Result<FieldValues, E> {
+                Ok(FieldValues(vec![FieldValue::Buffer(value.to_string())]))
+            }
+
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<FieldValues, A::Error> {
+                let mut values = Vec::new();
+                while let Some(FieldValues(more)) = seq.next_element::<FieldValues>()? {
+                    if more.len() != 1 {
+                        return Err(de::Error::custom("an array field's values are not arrays"));
+                    }
+                    values.extend(more);
+                }
+                Ok(FieldValues(values))
+            }
+        }
+
+        deserializer.deserialize_any(ValuesVisitor)
+    }
+}
 
 impl<'de> Deserialize<'de> for Argument {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Argument, D::Error> {
@@ -83,8 +241,12 @@ impl<'de> Deserialize<'de> for Argument {
                 )))
             }
 
-            fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<Argument, A::Error> {
-                Err(de::Error::custom(format!("{ARGUMENT_FORMS}, not an array")))
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Argument, A::Error> {
+                let mut fields = Vec::new();
+                while let Some(field) = seq.next_element::<StructField>()? {
+                    fields.push(field);
+                }
+                Ok(Argument::Struct(fields))
             }
 
             fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<Argument, A::Error> {

@@ -15,7 +15,7 @@ pub mod toml_file;
 
 use std::path::{Path, PathBuf};
 
-use warpsim_ir::{KernelId, Module, StateSpace};
+use warpsim_ir::{KernelId, Module, SourceLoc, StateSpace};
 use warpsim_machine::{GlobalMemory, Launch, MachineConfig, Program};
 
 pub use error::InputError;
@@ -133,6 +133,9 @@ pub struct RunResult {
     pub findings: Vec<check::FindingReport>,
     /// Final buffer contents, by name.
     pub buffers: Vec<(String, Vec<u8>)>,
+    /// What the kernel's `printf` calls printed, byte for byte (the report
+    /// holds it as text).
+    pub printed: Vec<u8>,
 }
 
 /// The kernel a launch runs, with its source, to show its declarations.
@@ -144,6 +147,21 @@ struct KernelSource<'a> {
 }
 
 impl KernelSource<'_> {
+    /// Marks the declaration of variable `name` at `loc`, when it is in
+    /// the kernel's own source.
+    fn declaration<'f>(&self, error: FileError<'f>, loc: SourceLoc, name: &str) -> FileError<'f> {
+        if self.module.file_name(loc.file) == self.name {
+            error.also_at_line(
+                self.name,
+                self.text,
+                loc.line,
+                format!("`{name}` is declared here"),
+            )
+        } else {
+            error
+        }
+    }
+
     /// Marks the largest variable the kernel declares in `space` (the one
     /// to make smaller when the kernel declares too much memory).
     fn largest<'f>(&self, error: FileError<'f>, space: StateSpace) -> FileError<'f> {
@@ -365,6 +383,40 @@ pub fn prepare_with(
         let bytes = buffers::initial_contents(name, spec, &base_dir, &launch_file)?;
         buffers.push((name.clone(), bytes));
     }
+    // The module's `.global` variables are buffers too: one the launch file
+    // declares under the variable's name gives its initial contents, the
+    // others start as the module says; each can be dumped by its name.
+    let mut global_variable_addresses = Vec::with_capacity(program.global_variables.len());
+    for variable in &program.global_variables {
+        let index = match buffers.iter().position(|(name, _)| *name == variable.name) {
+            Some(index) => {
+                let given = buffers[index].1.len() as u64;
+                if given != variable.size {
+                    let source = KernelSource {
+                        module: &module,
+                        kernel,
+                        name: &source_name,
+                        text: &source_text,
+                    };
+                    let error = launch_file
+                        .error(format!(
+                            "buffer `{}` initialises the global variable of that name, which has {} bytes, but the buffer has {given}",
+                            variable.name, variable.size
+                        ))
+                        .at(&["buffers", &variable.name], format!("{given} bytes"));
+                    return Err(source
+                        .declaration(error, variable.loc, &variable.name)
+                        .into_error());
+                }
+                index
+            }
+            None => {
+                buffers.push((variable.name.clone(), variable.initial.clone()));
+                buffers.len() - 1
+            }
+        };
+        global_variable_addresses.push(warpsim_machine::memory::buffer_base(index));
+    }
     let params = buffers::parameter_buffer(
         &program.params,
         program.param_bytes,
@@ -377,6 +429,7 @@ pub fn prepare_with(
         block,
         dynamic_shared_bytes: file.shared_bytes,
         params,
+        global_variable_addresses,
     };
     warpsim_machine::validate_launch(&program, &launch, &config).map_err(|error| {
         let source = KernelSource {
@@ -469,6 +522,8 @@ impl PreparedLaunch {
             shared_bytes: self.launch.dynamic_shared_bytes,
             error: summary,
             failed_blocks: outcome.failed_blocks,
+            printf_output: String::from_utf8_lossy(&outcome.printed).into_owned(),
+            printf_dropped_bytes: outcome.printed_dropped,
         });
         let buffers = (0..memory.buffer_count())
             .map(|index| {
@@ -493,6 +548,7 @@ impl PreparedLaunch {
             failure_is_finding,
             findings,
             buffers,
+            printed: outcome.printed,
         })
     }
 }

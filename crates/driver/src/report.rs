@@ -79,6 +79,16 @@ pub struct Report {
     /// The barrier checker's findings (`warpsim check`, `run --check`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub findings: Option<Vec<crate::check::FindingReport>>,
+    /// What the kernel's `printf` calls printed (absent when nothing was).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub printf_output: String,
+    /// Bytes of `printf` output dropped because the buffer was full.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub printf_dropped_bytes: u64,
+}
+
+fn is_zero(value: &u64) -> bool {
+    *value == 0
 }
 
 /// What a report is built from.
@@ -93,6 +103,8 @@ pub struct ReportInput<'a> {
     pub shared_bytes: u32,
     pub error: Option<String>,
     pub failed_blocks: u64,
+    pub printf_output: String,
+    pub printf_dropped_bytes: u64,
 }
 
 impl Report {
@@ -147,6 +159,8 @@ impl Report {
             instructions,
             totals,
             findings: None,
+            printf_output: input.printf_output,
+            printf_dropped_bytes: input.printf_dropped_bytes,
         }
     }
 

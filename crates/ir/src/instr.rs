@@ -771,6 +771,34 @@ pub enum Op {
     ActiveMask {
         dst: RegId,
     },
+    /// CUDA's device-side `printf`, as PTX calls it (`vprintf`): `format`
+    /// is the generic address of the NUL-terminated format string and
+    /// `arguments` the generic address of the buffer holding the arguments,
+    /// each at its natural alignment (CUDA Programming Guide, "Formatted
+    /// Output"). `dst` receives the number of arguments the format took, or
+    /// -1 when the format cannot be used; `None` when the result is unused.
+    Printf {
+        dst: Option<RegId>,
+        format: Operand,
+        arguments: Operand,
+    },
+    /// A failed `assert` (`__assertfail`): the generic addresses of the
+    /// asserted expression's text, the file name and the function name, and
+    /// the line. The thread stops the kernel with the message, as CUDA's
+    /// device-side assertion does.
+    AssertFail {
+        message: Operand,
+        file: Operand,
+        line: Operand,
+        function: Operand,
+    },
+    /// `trap`: stops the kernel with an error (`__trap()`).
+    Trap,
+    /// `nanosleep.u32 t`: suspends the thread for about `t` nanoseconds
+    /// (`__nanosleep`); it changes no state.
+    NanoSleep {
+        duration: Operand,
+    },
     /// Converts an address between a state space and the generic space:
     /// `cvta.space.ty dst, src` (to generic) or `cvta.to.space.ty dst, src`.
     Cvta {
@@ -839,7 +867,7 @@ impl Op {
                 .chain(dst_not.iter().copied())
                 .collect(),
             Op::Unpack { dst, .. } => dst.iter().flatten().copied().collect(),
-            Op::Atom { dst, .. } => dst.iter().copied().collect(),
+            Op::Atom { dst, .. } | Op::Printf { dst, .. } => dst.iter().copied().collect(),
             Op::Barrier { reduction, .. } => reduction.iter().map(|(dst, _)| *dst).collect(),
             Op::Shuffle { dst, dst_pred, .. } | Op::Match { dst, dst_pred, .. } => {
                 std::iter::once(*dst)
@@ -850,6 +878,9 @@ impl Op {
             | Op::WarpSync { .. }
             | Op::Fence { .. }
             | Op::Branch { .. }
+            | Op::AssertFail { .. }
+            | Op::Trap
+            | Op::NanoSleep { .. }
             | Op::Exit => Vec::new(),
         }
     }

@@ -16,6 +16,9 @@ mod calls;
 
 use calls::Function;
 
+/// PTX's predefined constant for the number of threads in a warp.
+const WARP_SIZE_CONSTANT: &str = "WARP_SZ";
+
 /// Parses a whole `.kir` file. `file_name` is used in error messages and as
 /// the file of every location not set by a `.loc` directive.
 pub fn parse_module(file_name: &str, text: &str) -> Result<Module, ParseError> {
@@ -462,20 +465,30 @@ impl<'a> Parser<'a> {
             }
             // Parameters are located at their kernel: the header is one item.
             let loc = scope.kernel.loc;
-            parser.skip_parameter_attributes()?;
+            let mut align = parser.parse_param_attributes()?;
             let (ty, ty_token) = parser.expect_type_directive()?;
             if ty == ScalarType::Pred {
                 return Err(parser.error_at(&ty_token, "a parameter cannot be a predicate"));
             }
             // PTX: `.param .u64 .ptr .global .align 4 name`.
-            parser.skip_parameter_attributes()?;
+            align = align.max(parser.parse_param_attributes()?);
             let (name, name_token) = parser.expect_word("a parameter name")?;
-            if parser.is_punct('[') {
-                return Err(parser.error_at(
-                    &name_token,
-                    "parameters passed by value as byte arrays (structs) are not supported yet",
-                ));
-            }
+            // A struct passed by value is an array of bytes:
+            // `.param .align 8 .b8 p[24]`.
+            let (len, is_array) = if parser.eat_punct('[') {
+                let (len, len_token) = parser.expect_integer("an array length")?;
+                parser.expect_punct(']')?;
+                // CUDA allows 32,764 bytes of kernel parameters (sm_70+).
+                if len == 0 || len * u64::from(ty.size_bytes()) > 32_764 {
+                    return Err(parser.error_at(
+                        &len_token,
+                        "a parameter array must have between 1 element and 32764 bytes",
+                    ));
+                }
+                (len, true)
+            } else {
+                (1, false)
+            };
             parser.declare_symbol(
                 &mut scope,
                 &name_token,
@@ -483,9 +496,9 @@ impl<'a> Parser<'a> {
                     name,
                     space: StateSpace::Param,
                     ty,
-                    len: Some(1),
-                    is_array: false,
-                    align: ty.size_bytes(),
+                    len: Some(len),
+                    is_array,
+                    align: align.max(ty.size_bytes()),
                     init: Vec::new(),
                     loc,
                 },
@@ -962,25 +975,6 @@ impl<'a> Parser<'a> {
                 return Ok(list);
             }
             self.expect_punct(',')?;
-        }
-    }
-
-    /// PTX parameter attributes: `.ptr`, a state space, `.align N`.
-    fn skip_parameter_attributes(&mut self) -> Result<()> {
-        loop {
-            let TokenKind::Directive(name) = &self.peek().kind else {
-                return Ok(());
-            };
-            match name.as_str() {
-                "ptr" | "global" | "shared" | "const" | "local" => {
-                    self.next();
-                }
-                "align" => {
-                    self.next();
-                    self.expect_integer("an alignment")?;
-                }
-                _ => return Ok(()),
-            }
         }
     }
 
@@ -1819,6 +1813,47 @@ impl<'a> Parser<'a> {
                     src,
                 })
             }
+            // The `.kir` forms of the calls of `vprintf` and `__assertfail`
+            // (PTX calls them as external functions; see `parse_call`).
+            "vprintf" => {
+                let ty = self.take_type(mods, opcode)?;
+                if ty != ScalarType::B32 {
+                    return Err(self.error_at(opcode, "`vprintf` takes `.b32`"));
+                }
+                let dst = if self.peek().kind == TokenKind::Word("_".to_string()) {
+                    self.next();
+                    None
+                } else {
+                    Some(self.parse_destination(scope)?)
+                };
+                let [format, arguments] =
+                    self.parse_sources(scope, [ScalarType::U64, ScalarType::U64])?;
+                Ok(Op::Printf {
+                    dst,
+                    format,
+                    arguments,
+                })
+            }
+            "assertfail" => {
+                let message = self.parse_operand(scope, ScalarType::U64)?;
+                let [file, line, function] =
+                    self.parse_sources(scope, [ScalarType::U64, ScalarType::U32, ScalarType::U64])?;
+                Ok(Op::AssertFail {
+                    message,
+                    file,
+                    line,
+                    function,
+                })
+            }
+            "trap" => Ok(Op::Trap),
+            "nanosleep" => {
+                let ty = self.take_type(mods, opcode)?;
+                if ty != ScalarType::U32 {
+                    return Err(self.error_at(opcode, "`nanosleep` takes `.u32`"));
+                }
+                let duration = self.parse_operand(scope, ty)?;
+                Ok(Op::NanoSleep { duration })
+            }
             _ => Err(self.error_at(opcode, format!("unknown instruction `{mnemonic}`"))),
         }
     }
@@ -2050,6 +2085,14 @@ impl<'a> Parser<'a> {
                 if !scope.symbols.contains_key(name) && scope.regs.contains_key(name) =>
             {
                 Ok(Operand::Reg(self.parse_register(scope)?.0))
+            }
+            // `WARP_SZ` is PTX's predefined constant for the warp size
+            // (what `warpSize` compiles to): the literal 32.
+            TokenKind::Word(name)
+                if name == WARP_SIZE_CONSTANT && !scope.symbols.contains_key(name) =>
+            {
+                self.next();
+                Ok(Operand::Imm { bits: 32, ty })
             }
             TokenKind::Word(name) => {
                 let symbol = self.visible_symbol(scope, &token, name)?;

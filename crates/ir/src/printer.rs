@@ -37,7 +37,15 @@ fn write_module(out: &mut String, module: &Module) -> fmt::Result {
             if position > 0 {
                 write!(out, ", ")?;
             }
-            write!(out, ".param .{} {}", param.ty, param.name)?;
+            if param.align > param.ty.size_bytes() {
+                write!(out, ".param .align {} ", param.align)?;
+            } else {
+                write!(out, ".param ")?;
+            }
+            write!(out, ".{} {}", param.ty, param.name)?;
+            if param.is_array {
+                write!(out, "[{}]", param.len.unwrap_or(1))?;
+            }
         }
         writeln!(out, ")")?;
         writeln!(out, "{{")?;
@@ -603,6 +611,32 @@ fn write_instruction(out: &mut String, kernel: &Kernel, instr: &Instr) -> fmt::R
                 operand(src)
             )
         }
+        Op::Printf {
+            dst,
+            format,
+            arguments,
+        } => write!(
+            out,
+            "vprintf.b32 {}, {}, {}",
+            dst.map_or("_", reg),
+            operand(format),
+            operand(arguments)
+        ),
+        Op::AssertFail {
+            message,
+            file,
+            line,
+            function,
+        } => write!(
+            out,
+            "assertfail {}, {}, {}, {}",
+            operand(message),
+            operand(file),
+            operand(line),
+            operand(function)
+        ),
+        Op::Trap => write!(out, "trap"),
+        Op::NanoSleep { duration } => write!(out, "nanosleep.u32 {}", operand(duration)),
         Op::Exit => write!(out, "exit"),
     }
 }

@@ -739,6 +739,32 @@ impl Checker<'_> {
                 self.expect_register(*dst, *ty, "destination");
                 self.expect_operand(src, *ty, "address");
             }
+            Op::Printf {
+                dst,
+                format,
+                arguments,
+            } => {
+                if let Some(dst) = dst {
+                    self.expect_register(*dst, ScalarType::B32, "destination");
+                }
+                self.expect_operand(format, ScalarType::U64, "format address");
+                self.expect_operand(arguments, ScalarType::U64, "arguments address");
+            }
+            Op::AssertFail {
+                message,
+                file,
+                line,
+                function,
+            } => {
+                self.expect_operand(message, ScalarType::U64, "message address");
+                self.expect_operand(file, ScalarType::U64, "file name address");
+                self.expect_operand(line, ScalarType::U32, "line");
+                self.expect_operand(function, ScalarType::U64, "function name address");
+            }
+            Op::NanoSleep { duration } => {
+                self.expect_operand(duration, ScalarType::U32, "duration");
+            }
+            Op::Trap => {}
             Op::Branch { target } => {
                 if target.index() >= self.kernel.labels.len() {
                     self.problem(format!("branch to label {} that does not exist", target.0));

@@ -313,11 +313,47 @@ fn a_call_of_an_undefined_or_external_function_is_an_error() {
         "5: call of undefined function `nowhere`"
     );
     let external =
-        ".extern .func (.param .b32 func_retval0) vprintf(.param .b64 a, .param .b64 b);\n";
-    let call = "{\n.param .b64 param0;\n.param .b64 param1;\n.param .b32 retval0;\ncall.uni (retval0), vprintf, (param0, param1);\n}";
+        ".extern .func (.param .b32 func_retval0) malloc(.param .b64 a, .param .b64 b);\n";
+    let call = "{\n.param .b64 param0;\n.param .b64 param1;\n.param .b32 retval0;\ncall.uni (retval0), malloc, (param0, param1);\n}";
     assert_eq!(
         error(&format!("{external}{}", kernel(call))),
-        "10: `vprintf` is declared but not defined in this module: external device functions (such as `vprintf`) are not supported"
+        "10: `malloc` is declared but not defined in this module; of the external device functions, warpsim provides `vprintf` (printf) and `__assertfail` (assert)"
+    );
+    // The runtime's own functions must be declared as the runtime has them.
+    let wrong = ".extern .func (.param .b32 func_retval0) vprintf(.param .b64 a);\n";
+    let call =
+        "{\n.param .b64 param0;\n.param .b32 retval0;\ncall.uni (retval0), vprintf, (param0);\n}";
+    assert_eq!(
+        error(&format!("{wrong}{}", kernel(call))),
+        "1: `vprintf` is declared with parameters that differ from the CUDA runtime's"
+    );
+}
+
+#[test]
+fn printf_and_assert_become_instructions_that_read_the_call_sequence() {
+    let body_lines = body;
+    let external = ".extern .func (.param .b32 func_retval0) vprintf(.param .b64 a, .param .b64 b);\n\
+        .extern .func __assertfail(.param .b64 a, .param .b64 b, .param .b32 c, .param .b64 d, .param .b64 e);\n";
+    let body = "{\n.param .b64 param0;\nst.param.b64 [param0], 0;\n.param .b64 param1;\n.param .b32 retval0;\n\
+        call.uni (retval0), vprintf, (param0, param1);\nld.param.b32 %r1, [retval0];\n}\n\
+        {\n.param .b64 a0;\n.param .b64 a1;\n.param .b32 a2;\n.param .b64 a3;\n.param .b64 a4;\n\
+        @%p1 call.uni __assertfail, (a0, a1, a2, a3, a4);\n}";
+    let module = parse(&format!("{external}{}", kernel(body)));
+    assert_eq!(
+        &body_lines(&module)[..11],
+        [
+            "st.local.b64 [param0], 0x0",
+            "ld.local.b64 %vprintf$6, [param0]",
+            "ld.local.b64 %vprintf$7, [param1]",
+            "vprintf.b32 %vprintf$8, %vprintf$6, %vprintf$7",
+            "st.local.b32 [retval0], %vprintf$8",
+            "ld.local.b32 %r1, [retval0]",
+            "@%p1 ld.local.b64 %__assertfail$9, [a0]",
+            "@%p1 ld.local.b64 %__assertfail$10, [a1]",
+            "@%p1 ld.local.b32 %__assertfail$11, [a2]",
+            "@%p1 ld.local.b64 %__assertfail$12, [a3]",
+            "@%p1 assertfail %__assertfail$9, %__assertfail$10, %__assertfail$11, %__assertfail$12",
+        ]
     );
 }
 

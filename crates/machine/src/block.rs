@@ -16,8 +16,10 @@ use crate::config::{BarrierSemantics, MachineConfig};
 use crate::error::*;
 use crate::findings::Finding;
 use crate::memory::{
-    read_bytes, size_mask, write_bytes, GlobalMemory, LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE,
+    read_bytes, size_mask, write_bytes, GlobalMemory, CONST_WINDOW, LOCAL_WINDOW, PARAM_WINDOW,
+    SHARED_WINDOW, WINDOW_SIZE,
 };
+use crate::printf;
 use crate::program::*;
 use crate::stats::{InstrStats, RunStats};
 use crate::warp::{Barrier, Path, PathWait, Warp, WARP_SIZE};
@@ -38,6 +40,8 @@ pub struct LaunchEnv<'a> {
     pub grid: [u32; 3],
     pub block_dim: [u32; 3],
     pub dynamic_shared_bytes: u32,
+    /// The address of each of the program's `.global` variables.
+    pub global_variable_addresses: &'a [u64],
 }
 
 /// Runs blocks one after another, reusing its allocations; one per host thread.
@@ -76,6 +80,10 @@ struct BlockState {
     /// Scratch sector numbers for coalescing.
     sectors: Vec<u64>,
     checker: BlockChecker,
+    /// The block's `printf` output, in the order its threads printed it.
+    printed: Vec<u8>,
+    /// Bytes of `printf` output dropped because the buffer was full.
+    printed_dropped: u64,
 }
 
 /// Where a lane's access goes once its address is resolved.
@@ -100,10 +108,10 @@ impl Target {
         }
     }
 
-    /// The global buffer, and the offset in it, that a global access names.
-    fn buffer(self, env: &LaunchEnv) -> Option<(String, u64)> {
+    /// Where a global access lies among the buffers.
+    fn place(self, env: &LaunchEnv) -> Option<GlobalPlace> {
         match self {
-            Target::Global(address) => env.global.describe(address),
+            Target::Global(address) => Some(env.global.place(address)),
             _ => None,
         }
     }
@@ -139,8 +147,17 @@ impl<'a> BlockRunner<'a> {
                 shared_addresses: [0; WARP_SIZE],
                 sectors: Vec::with_capacity(2 * WARP_SIZE),
                 checker: BlockChecker::default(),
+                printed: Vec::new(),
+                printed_dropped: 0,
             },
         }
+    }
+
+    /// The `printf` output of the last block run, and how many bytes of it
+    /// did not fit the buffer.
+    pub fn take_printed(&mut self) -> (Vec<u8>, u64) {
+        let dropped = std::mem::take(&mut self.state.printed_dropped);
+        (std::mem::take(&mut self.state.printed), dropped)
     }
 
     /// The counters of every block this runner has run.
@@ -282,9 +299,11 @@ impl<'a> BlockRunner<'a> {
     /// An address as a person would name it: the global buffer and offset,
     /// or the shared-memory offset.
     fn describe_address(&self, space: StateSpace, address: u64) -> String {
-        let global = |address: u64| match self.env.global.describe(address) {
-            Some((buffer, offset)) => format!("offset {offset} of buffer `{buffer}`"),
-            None => format!("global address {address:#x}"),
+        let global = |address: u64| match self.env.global.place(address) {
+            GlobalPlace::Offset { buffer, offset, .. } => {
+                format!("offset {offset} of buffer `{buffer}`")
+            }
+            _ => format!("global address {address:#x}"),
         };
         match space {
             StateSpace::Global => global(address),
@@ -340,6 +359,9 @@ impl<'a> BlockRunner<'a> {
                 let lanes = lanes_mut(&mut warp.values, reg);
                 match init {
                     WarpInit::Constant(value) => lanes.fill(value),
+                    WarpInit::GlobalVariable(index) => {
+                        lanes.fill(env.global_variable_addresses[index as usize])
+                    }
                     WarpInit::Special(special) => {
                         for (lane, slot) in lanes.iter_mut().enumerate() {
                             let thread = thread_index(first_thread + lane as u32, env.block_dim);
@@ -1370,6 +1392,41 @@ fn execute<const HARDWARE_FMA: bool>(
                 map1(values, dst, src, active, |x| x.wrapping_sub(window) & mask);
             }
         }
+        Kind::Printf {
+            dst,
+            format,
+            arguments,
+        } => printf(env, warp, state, active, dst, format, arguments),
+        Kind::AssertFail {
+            message,
+            file,
+            line,
+            function,
+        } => {
+            if active != 0 {
+                let lane = active.trailing_zeros() as usize;
+                let thread = warp.index as usize * WARP_SIZE + lane;
+                let text = |register: ValueReg| {
+                    let address = values[register as usize * WARP_SIZE + lane];
+                    String::from_utf8_lossy(&read_string(env, state, thread, address)).into_owned()
+                };
+                return Err(fault(
+                    FaultKind::AssertionFailed {
+                        expression: text(message),
+                        file: text(file),
+                        line: values[line as usize * WARP_SIZE + lane] as u32,
+                        function: text(function),
+                    },
+                    lane as u32,
+                ));
+            }
+        }
+        Kind::Trap => {
+            if active != 0 {
+                return Err(fault(FaultKind::Trap, active.trailing_zeros()));
+            }
+        }
+        Kind::Nop => {}
         Kind::Branch { target, reconverge } => {
             branch(warp, path_index, active, target, reconverge);
             return Ok(());
@@ -1651,7 +1708,7 @@ fn lane_target(
                 space,
                 address,
                 size,
-                buffer: target.buffer(env),
+                place: target.place(env),
             },
             lane as u32,
         ));
@@ -1673,6 +1730,10 @@ fn resolve(space: StateSpace, address: u64) -> Target {
                 Target::Shared(address - SHARED_WINDOW)
             } else if (LOCAL_WINDOW..LOCAL_WINDOW + WINDOW_SIZE).contains(&address) {
                 Target::Local(address - LOCAL_WINDOW)
+            } else if (CONST_WINDOW..CONST_WINDOW + WINDOW_SIZE).contains(&address) {
+                Target::Const(address - CONST_WINDOW)
+            } else if (PARAM_WINDOW..PARAM_WINDOW + WINDOW_SIZE).contains(&address) {
+                Target::Param(address - PARAM_WINDOW)
             } else {
                 Target::Global(address)
             }
@@ -1753,29 +1814,8 @@ fn memory_access(
                 };
                 written.ok_or_else(out_of_bounds)?;
             } else {
-                let raw = match target {
-                    Target::Shared(offset) => {
-                        read_bytes(&state.shared, (offset + element_offset) as usize, size)
-                    }
-                    Target::Local(offset) => local_index(
-                        env.program.local_bytes,
-                        thread,
-                        offset,
-                        element_offset,
-                        total,
-                    )
-                    .and_then(|start| read_bytes(&state.local, start, size)),
-                    Target::Global(address) => env.global.read(address + element_offset, size).ok(),
-                    Target::Param(offset) => {
-                        read_bytes(env.params, (offset + element_offset) as usize, size)
-                    }
-                    Target::Const(offset) => read_bytes(
-                        &env.program.const_data,
-                        (offset + element_offset) as usize,
-                        size,
-                    ),
-                }
-                .ok_or_else(out_of_bounds)?;
+                let raw = load(env, state, target, thread, element_offset, size, total)
+                    .ok_or_else(out_of_bounds)?;
                 let extended = if value.sign_extend && size < 8 {
                     sign_extend(raw, value.size * 8) as u64 & width_mask(value.register_bits)
                 } else {
@@ -1803,6 +1843,138 @@ fn memory_access(
     Ok(())
 }
 
+/// Element `element_offset` (of `size` bytes) of a `total`-byte load by
+/// `thread` from `target`, or `None` when the access falls outside its space.
+#[inline(always)]
+fn load(
+    env: &LaunchEnv,
+    state: &BlockState,
+    target: Target,
+    thread: usize,
+    element_offset: u64,
+    size: u32,
+    total: u32,
+) -> Option<u64> {
+    match target {
+        Target::Shared(offset) => {
+            read_bytes(&state.shared, (offset + element_offset) as usize, size)
+        }
+        Target::Local(offset) => local_index(
+            env.program.local_bytes,
+            thread,
+            offset,
+            element_offset,
+            total,
+        )
+        .and_then(|start| read_bytes(&state.local, start, size)),
+        Target::Global(address) => env.global.read(address + element_offset, size).ok(),
+        Target::Param(offset) => read_bytes(env.params, (offset + element_offset) as usize, size),
+        Target::Const(offset) => read_bytes(
+            &env.program.const_data,
+            (offset + element_offset) as usize,
+            size,
+        ),
+    }
+}
+
+/// `size` bytes at a generic `address`, as `thread` of the block sees them.
+fn read_generic(
+    env: &LaunchEnv,
+    state: &BlockState,
+    thread: usize,
+    address: u64,
+    size: u32,
+) -> Option<u64> {
+    let target = resolve(StateSpace::Generic, address);
+    load(env, state, target, thread, 0, size, size)
+}
+
+/// The NUL-terminated string at a generic `address` (at most
+/// [`printf::MAX_STRING_BYTES`]; what cannot be read ends it).
+fn read_string(env: &LaunchEnv, state: &BlockState, thread: usize, address: u64) -> Vec<u8> {
+    let mut text = Vec::new();
+    while text.len() < printf::MAX_STRING_BYTES {
+        match read_generic(
+            env,
+            state,
+            thread,
+            address.wrapping_add(text.len() as u64),
+            1,
+        ) {
+            Some(0) | None => break,
+            Some(byte) => text.push(byte as u8),
+        }
+    }
+    text
+}
+
+/// What `printf` reads of one lane's memory.
+struct LaneMemory<'a> {
+    env: &'a LaunchEnv<'a>,
+    state: &'a BlockState,
+    thread: usize,
+    arguments: u64,
+}
+
+impl printf::PrintfMemory for LaneMemory<'_> {
+    fn argument(&mut self, offset: u64, size: u32) -> Option<u64> {
+        let address = self.arguments.checked_add(offset)?;
+        read_generic(self.env, self.state, self.thread, address, size)
+    }
+
+    fn string(&mut self, address: u64) -> Option<Vec<u8>> {
+        Some(read_string(self.env, self.state, self.thread, address))
+    }
+}
+
+/// `vprintf` for every active lane, in lane order: the text goes to the
+/// block's output (up to the launch's printf buffer), the number of
+/// arguments taken to `dst`.
+#[cold]
+fn printf(
+    env: &LaunchEnv,
+    warp: &mut Warp,
+    state: &mut BlockState,
+    active: u32,
+    dst: Option<ValueReg>,
+    format: ValueReg,
+    arguments: ValueReg,
+) {
+    let limit = env.config.limits.printf_buffer_bytes;
+    let mut text = Vec::new();
+    for lane in 0..WARP_SIZE {
+        if active >> lane & 1 == 0 {
+            continue;
+        }
+        let thread = warp.index as usize * WARP_SIZE + lane;
+        let format_address = warp.values[format as usize * WARP_SIZE + lane];
+        // A null format prints nothing and returns -1 (CUDA C++
+        // Programming Guide, "Formatted Output").
+        let taken = if format_address == 0 {
+            -1
+        } else {
+            let format_text = read_string(env, state, thread, format_address);
+            let mut memory = LaneMemory {
+                env,
+                state,
+                thread,
+                arguments: warp.values[arguments as usize * WARP_SIZE + lane],
+            };
+            text.clear();
+            let taken = printf::format(&format_text, &mut memory, &mut text);
+            if (state.printed.len() + text.len()) as u64 <= limit {
+                state.printed.extend_from_slice(&text);
+            } else {
+                state.printed_dropped += text.len() as u64;
+            }
+            taken
+        };
+        if let Some(dst) = dst {
+            warp.values[dst as usize * WARP_SIZE + lane] = u64::from(taken as u32);
+        }
+    }
+}
+
 /// A lane's access of `size` bytes at `address`, landing in `target`, falls
 /// outside its space. (Not `#[cold]`: `fault` is, and marking this one too
 /// makes `memory_access`'s lane loop some 8% longer.)
@@ -1820,7 +1992,7 @@ fn out_of_bounds(
             address,
             size,
             store,
-            buffer: target.buffer(env),
+            place: target.place(env),
         },
         lane as u32,
     )

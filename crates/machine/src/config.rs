@@ -100,16 +100,26 @@ pub struct LimitConfig {
     /// same point whatever the number of host threads.
     #[serde(default = "default_instruction_limit")]
     pub max_warp_instructions_per_block: u64,
+    /// The bytes of `printf` output a launch keeps; later output is dropped
+    /// with a note, as the CUDA runtime drops what does not fit its buffer
+    /// (`cudaLimitPrintfFifoSize`, 1 MiB by default).
+    #[serde(default = "default_printf_buffer_bytes")]
+    pub printf_buffer_bytes: u64,
 }
 
 fn default_instruction_limit() -> u64 {
     100_000_000
 }
 
+fn default_printf_buffer_bytes() -> u64 {
+    1 << 20
+}
+
 impl Default for LimitConfig {
     fn default() -> Self {
         LimitConfig {
             max_warp_instructions_per_block: default_instruction_limit(),
+            printf_buffer_bytes: default_printf_buffer_bytes(),
         }
     }
 }

@@ -5,6 +5,8 @@
 
 use warpsim_ir::StateSpace;
 
+pub use crate::memory::GlobalPlace;
+
 /// The launch cannot start: shape, arguments or resources are invalid.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
@@ -89,15 +91,15 @@ pub enum FaultKind {
         address: u64,
         size: u32,
         store: bool,
-        /// For global memory: the buffer and offset the address falls in, if any.
-        buffer: Option<(String, u64)>,
+        /// For global memory: where the address lies among the buffers.
+        place: Option<GlobalPlace>,
     },
     Misaligned {
         space: StateSpace,
         address: u64,
         size: u32,
-        /// For global memory: the buffer and offset the address falls in, if any.
-        buffer: Option<(String, u64)>,
+        /// For global memory: where the address lies among the buffers.
+        place: Option<GlobalPlace>,
     },
     /// A store to a read-only space, an unsupported space, and the like.
     InvalidAccess {
@@ -116,6 +118,16 @@ pub enum FaultKind {
     InstructionLimit {
         limit: u64,
     },
+    /// A thread's `assert` failed (`__assertfail`): the asserted expression,
+    /// and the file, line and function the program names.
+    AssertionFailed {
+        expression: String,
+        file: String,
+        line: u32,
+        function: String,
+    },
+    /// A thread executed `trap` (`__trap()`).
+    Trap,
 }
 
 /// One divergent path of a warp: where it is, which lanes, and what it waits for.

@@ -25,6 +25,7 @@ pub mod config;
 pub mod error;
 pub mod findings;
 pub mod memory;
+pub mod printf;
 pub mod program;
 pub mod stats;
 pub mod warp;
@@ -57,6 +58,8 @@ pub struct Launch {
     pub dynamic_shared_bytes: u32,
     /// The parameter buffer, laid out as [`Program::params`] says.
     pub params: Vec<u8>,
+    /// The global address of each of [`Program::global_variables`].
+    pub global_variable_addresses: Vec<u64>,
 }
 
 /// What a launch produced. `error` is the first fault by block index; the
@@ -70,6 +73,12 @@ pub struct RunOutcome {
     /// The barrier checker's findings, by first block; a finding seen in
     /// several blocks is listed once.
     pub findings: Vec<Finding>,
+    /// What the kernel's `printf` calls printed: block by block in block
+    /// order, and in each block in the order its threads printed.
+    pub printed: Vec<u8>,
+    /// Bytes of `printf` output dropped because they did not fit
+    /// `limits.printf_buffer_bytes`.
+    pub printed_dropped: u64,
 }
 
 /// Checks a launch against the program and the machine before anything runs.
@@ -141,6 +150,16 @@ pub fn validate_launch(
             MAX_BLOCK_STATE_BYTES >> 20
         )));
     }
+    if launch.global_variable_addresses.len() != program.global_variables.len() {
+        return Err(LaunchError::new(
+            LaunchCause::Host,
+            format!(
+                "the launch places {} global variables; the kernel has {}",
+                launch.global_variable_addresses.len(),
+                program.global_variables.len()
+            ),
+        ));
+    }
     if launch.params.len() != program.param_bytes as usize {
         return Err(LaunchError::new(
             LaunchCause::Parameters,
@@ -204,6 +223,7 @@ pub fn run(
         grid: launch.grid,
         block_dim: launch.block,
         dynamic_shared_bytes: launch.dynamic_shared_bytes,
+        global_variable_addresses: &launch.global_variable_addresses,
     };
     let [gx, gy, gz] = launch.grid;
     let block_count = u64::from(gx) * u64::from(gy) * u64::from(gz);
@@ -241,13 +261,20 @@ pub fn run(
     // the partial results are then merged. Counters are sums and the reported
     // fault is the lowest block's, so the result does not depend on how rayon
     // splits the work.
-    type Partial = (RunStats, Option<(u64, ExecError)>, u64, FindingLog);
+    type Partial = (
+        RunStats,
+        Option<(u64, ExecError)>,
+        u64,
+        FindingLog,
+        PrintLog,
+    );
     let identity = || {
         (
             RunStats::new(program.code.len()),
             None,
             0,
             FindingLog::default(),
+            PrintLog::default(),
         )
     };
     let merge = |mut left: Partial, right: Partial| -> Partial {
@@ -255,6 +282,7 @@ pub fn run(
         left.1 = lowest_fault(left.1, right.1);
         left.2 += right.2;
         left.3.merge(right.3);
+        left.4.merge(right.4);
         left
     };
     type Folded<'r> = (
@@ -262,29 +290,42 @@ pub fn run(
         Option<(u64, ExecError)>,
         u64,
         FindingLog,
+        PrintLog,
     );
-    let (stats, error, failed_blocks, findings) = pool.install(|| {
+    let (stats, error, failed_blocks, findings, printed) = pool.install(|| {
         (0..block_count)
             .into_par_iter()
             .fold(
-                || (block::BlockRunner::new(&env), None, 0u64, FindingLog::default()),
-                |(mut runner, first_error, failed, mut findings): Folded, linear| {
+                || {
+                    (
+                        block::BlockRunner::new(&env),
+                        None,
+                        0u64,
+                        FindingLog::default(),
+                        PrintLog::default(),
+                    )
+                },
+                |(mut runner, first_error, failed, mut findings, mut printed): Folded, linear| {
                     let block_index = block_at(linear);
                     let result = runner.run_block(block_index);
                     findings.add_block(linear, runner.take_findings());
+                    printed.add_block(linear, runner.take_printed());
                     match result {
-                        Ok(()) => (runner, first_error, failed, findings),
+                        Ok(()) => (runner, first_error, failed, findings, printed),
                         Err(error) => {
                             tracing::debug!(block = ?block_index, fault = ?error.kind, "block faulted");
                             let first = lowest_fault(first_error, Some((linear, *error)));
-                            (runner, first, failed + 1, findings)
+                            (runner, first, failed + 1, findings, printed)
                         }
                     }
                 },
             )
-            .map(|(runner, error, failed, findings)| (runner.into_stats(), error, failed, findings))
+            .map(|(runner, error, failed, findings, printed)| {
+                (runner.into_stats(), error, failed, findings, printed)
+            })
             .reduce(identity, merge)
     });
+    let (printed, printed_dropped) = printed.into_output(config.limits.printf_buffer_bytes);
     tracing::debug!(
         warp_instructions = stats.warp_instructions(),
         failed_blocks,
@@ -295,5 +336,45 @@ pub fn run(
         error: error.map(|(_, error)| error),
         failed_blocks,
         findings: findings.into_sorted(),
+        printed,
+        printed_dropped,
     })
+}
+
+/// The `printf` output of the blocks one host thread ran, by block, so that
+/// the launch's output is in block order whatever the host threads did.
+#[derive(Default)]
+struct PrintLog {
+    blocks: Vec<(u64, Vec<u8>)>,
+    dropped: u64,
+}
+
+impl PrintLog {
+    fn add_block(&mut self, linear: u64, (text, dropped): (Vec<u8>, u64)) {
+        if !text.is_empty() {
+            self.blocks.push((linear, text));
+        }
+        self.dropped += dropped;
+    }
+
+    fn merge(&mut self, other: PrintLog) {
+        self.blocks.extend(other.blocks);
+        self.dropped += other.dropped;
+    }
+
+    /// The output in block order, cut to `limit` bytes at a block's
+    /// boundary, and how many bytes were dropped.
+    fn into_output(mut self, limit: u64) -> (Vec<u8>, u64) {
+        self.blocks.sort_unstable_by_key(|&(linear, _)| linear);
+        let mut output = Vec::new();
+        let mut dropped = self.dropped;
+        for (_, text) in self.blocks {
+            if (output.len() + text.len()) as u64 <= limit {
+                output.extend_from_slice(&text);
+            } else {
+                dropped += text.len() as u64;
+            }
+        }
+        (output, dropped)
+    }
 }

@@ -11,7 +11,8 @@
 //! Address map: global buffer `i` lives at `(i + 1) << 40`, so an address
 //! names its buffer without a search and running off one buffer never lands
 //! in another. Generic addresses with bit 62 set are in the block's shared
-//! window, with bit 61 set in the thread's local window.
+//! window, with bit 61 set in the thread's local window, with bit 60 in the
+//! `.const` window and with bit 59 in the kernel parameters' window.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -27,11 +28,33 @@ const BUFFER_OFFSET_MASK: u64 = (1 << BUFFER_SHIFT) - 1;
 pub const SHARED_WINDOW: u64 = 1 << 62;
 /// Generic address of offset 0 of a thread's local window (`cvta.local`).
 pub const LOCAL_WINDOW: u64 = 1 << 61;
+/// Generic address of offset 0 of the `.const` window (`cvta.const`).
+pub const CONST_WINDOW: u64 = 1 << 60;
+/// Generic address of offset 0 of the kernel parameters' window (`cvta.param`).
+pub const PARAM_WINDOW: u64 = 1 << 59;
 /// Size of each window; addresses beyond it are not in the window.
 pub const WINDOW_SIZE: u64 = 1 << 32;
 
 /// The largest global buffer, in bytes.
 pub const MAX_BUFFER_BYTES: u64 = 1 << BUFFER_SHIFT;
+
+/// Where a global address lies relative to the launch's buffers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GlobalPlace {
+    /// At `offset` of `buffer`, which holds `len` bytes (`offset` may be at
+    /// or past the end).
+    Offset {
+        buffer: String,
+        offset: u64,
+        len: u64,
+    },
+    /// `bytes` before the first byte of `buffer`.
+    BeforeStart { buffer: String, bytes: u64 },
+    /// Below every buffer: a null pointer, or one never set.
+    NullPointer,
+    /// Far from every buffer.
+    Unmapped,
+}
 
 /// Why a global access failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,11 +116,43 @@ impl GlobalMemory {
         bytes
     }
 
-    /// Which buffer, and where in it, `address` names (for error messages).
-    pub fn describe(&self, address: u64) -> Option<(String, u64)> {
-        let index = (address >> BUFFER_SHIFT).checked_sub(1)? as usize;
-        let buffer = self.buffers.get(index)?;
-        Some((buffer.name.clone(), address & BUFFER_OFFSET_MASK))
+    /// Where a global `address` lies, as a person would name it (for error
+    /// messages). Buffers sit 2^40 bytes apart and are far smaller, so an
+    /// address outside every buffer is taken to belong to the nearer of the
+    /// two around it: `p[-1]` is just before `p`'s buffer, not a terabyte
+    /// past the end of the buffer below it. Addresses below the first
+    /// buffer can only come from a null (or never set) pointer.
+    pub fn place(&self, address: u64) -> GlobalPlace {
+        let region = address >> BUFFER_SHIFT;
+        let offset = address & BUFFER_OFFSET_MASK;
+        let above = self.buffers.get(region as usize);
+        let before_start = MAX_BUFFER_BYTES - offset;
+        if region == 0 {
+            return match above {
+                Some(buffer) if before_start < offset => GlobalPlace::BeforeStart {
+                    buffer: buffer.name.clone(),
+                    bytes: before_start,
+                },
+                _ => GlobalPlace::NullPointer,
+            };
+        }
+        let below = self.buffers.get(region as usize - 1);
+        match (below, above) {
+            (Some(buffer), above)
+                if above.is_none() || offset.saturating_sub(buffer.len) < before_start =>
+            {
+                GlobalPlace::Offset {
+                    buffer: buffer.name.clone(),
+                    offset,
+                    len: buffer.len,
+                }
+            }
+            (_, Some(buffer)) => GlobalPlace::BeforeStart {
+                buffer: buffer.name.clone(),
+                bytes: before_start,
+            },
+            _ => GlobalPlace::Unmapped,
+        }
     }
 
     /// The word holding `size` bytes at `address`, and the bit shift of those
@@ -217,8 +272,54 @@ mod tests {
         assert_eq!(memory.read(buffer_base(b) + 4, 4), Ok(7));
         assert_eq!(memory.read(0, 4), Err(OutOfBounds));
         assert_eq!(
-            memory.describe(buffer_base(b) + 12),
-            Some(("b".to_string(), 12))
+            memory.place(buffer_base(b) + 12),
+            GlobalPlace::Offset {
+                buffer: "b".to_string(),
+                offset: 12,
+                len: 16
+            }
         );
+    }
+
+    #[test]
+    fn addresses_outside_buffers_belong_to_the_nearer_one() {
+        let mut memory = GlobalMemory::new();
+        memory.add_buffer("index", &[0; 8]);
+        memory.add_buffer("list", &[0; 8]);
+        assert_eq!(memory.place(0), GlobalPlace::NullPointer);
+        assert_eq!(memory.place(0x10), GlobalPlace::NullPointer);
+        assert_eq!(
+            memory.place(buffer_base(0) - 8),
+            GlobalPlace::BeforeStart {
+                buffer: "index".to_string(),
+                bytes: 8
+            }
+        );
+        // `list[-1]`: 4 bytes before `list`, not a terabyte past `index`.
+        assert_eq!(
+            memory.place(buffer_base(1) - 4),
+            GlobalPlace::BeforeStart {
+                buffer: "list".to_string(),
+                bytes: 4
+            }
+        );
+        assert_eq!(
+            memory.place(buffer_base(0) + 100),
+            GlobalPlace::Offset {
+                buffer: "index".to_string(),
+                offset: 100,
+                len: 8
+            }
+        );
+        // Past the last buffer, there is no buffer above to be before.
+        assert_eq!(
+            memory.place(buffer_base(1) + (1 << 39) + 1),
+            GlobalPlace::Offset {
+                buffer: "list".to_string(),
+                offset: (1 << 39) + 1,
+                len: 8
+            }
+        );
+        assert_eq!(memory.place(buffer_base(3)), GlobalPlace::Unmapped);
     }
 }

@@ -48,6 +48,9 @@ pub struct Program {
     pub local_bytes: u32,
     /// The `.const` space: every `.const` variable with its initial values.
     pub const_data: Vec<u8>,
+    /// The module's `.global` variables that the kernel can use; a launch
+    /// gives each an address ([`crate::Launch::global_variable_addresses`]).
+    pub global_variables: Vec<GlobalVariable>,
     /// Whether blocks may communicate through global memory: the kernel has
     /// global or generic atomics, or strong (`.volatile`, `.relaxed`,
     /// `.acquire`, `.release`) global or generic accesses. Such kernels run
@@ -77,6 +80,9 @@ impl Program {
 pub enum WarpInit {
     Constant(u64),
     Special(SpecialReg),
+    /// The global address of [`Program::global_variables`]`[index]`, known
+    /// once the launch has placed the variables among its buffers.
+    GlobalVariable(u32),
 }
 
 /// A kernel parameter: its name, type and offset in the parameter buffer.
@@ -85,6 +91,23 @@ pub struct ParamSlot {
     pub name: String,
     pub ty: ScalarType,
     pub offset: u32,
+    /// Its size in bytes: the type's, or more for an array passed by value
+    /// (a struct: `.param .align 8 .b8 p[24]`).
+    pub size: u32,
+    /// Whether it is an array (a struct passed by value) rather than a scalar.
+    pub is_array: bool,
+}
+
+/// A module-level `.global` variable (`__device__` data, and the strings
+/// `printf` and `assert` use): global memory that the launch provides as a
+/// buffer of the variable's name.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GlobalVariable {
+    pub name: String,
+    pub size: u64,
+    /// Its initial bytes (the declaration's values, zeros after them).
+    pub initial: Vec<u8>,
+    pub loc: SourceLoc,
 }
 
 /// A guard: run only the lanes whose predicate bit (possibly negated) is set.
@@ -553,6 +576,24 @@ pub enum Kind {
         dst: [ValueReg; 4],
         src: ValueReg,
     },
+    /// `vprintf`: formats each active lane's output into the block's printf
+    /// log; `dst` receives the number of arguments the format took.
+    Printf {
+        dst: Option<ValueReg>,
+        format: ValueReg,
+        arguments: ValueReg,
+    },
+    /// `__assertfail`: the first active lane stops the kernel.
+    AssertFail {
+        message: ValueReg,
+        file: ValueReg,
+        line: ValueReg,
+        function: ValueReg,
+    },
+    /// `trap`: the first active lane stops the kernel.
+    Trap,
+    /// An instruction with no effect on the machine's state (`nanosleep`).
+    Nop,
     /// `cvta`: adds (to generic) or subtracts (to the space) the base of the
     /// space's window in the generic address space; `bits` is the width.
     Cvta {
@@ -593,6 +634,9 @@ struct Lowerer<'a> {
     hidden: std::collections::HashMap<WarpInit, ValueReg>,
     /// Symbol addresses in their own spaces.
     symbol_address: Vec<u64>,
+    /// The `.global` variables the kernel uses, in order of first use.
+    global_variables: Vec<GlobalVariable>,
+    global_variable_of: std::collections::HashMap<ir::SymbolId, u32>,
     loc: SourceLoc,
 }
 
@@ -608,6 +652,8 @@ impl Program {
             warp_inits: Vec::new(),
             hidden: std::collections::HashMap::new(),
             symbol_address: vec![0; kernel.symbols.len()],
+            global_variables: Vec::new(),
+            global_variable_of: std::collections::HashMap::new(),
             loc: kernel.loc,
         };
         let mut pred_regs = 0;
@@ -685,6 +731,7 @@ impl Program {
             dynamic_shared_offset: layout.dynamic_shared_offset,
             local_bytes: layout.local_bytes,
             const_data: layout.const_data,
+            global_variables: lowerer.global_variables,
             communicates_across_blocks: kernel
                 .instrs
                 .iter()
@@ -713,6 +760,24 @@ struct Layout {
     static_shared_bytes: u32,
     dynamic_shared_offset: u32,
     local_bytes: u32,
+}
+
+/// Where a variable is: at an address known when lowering, or at one the
+/// launch decides, which a hidden register holds.
+enum SymbolAddress {
+    Fixed(u64),
+    Register(ValueReg),
+}
+
+/// The `size` initial bytes of a `.const` or `.global` variable: its values,
+/// little-endian, then zeros.
+fn initial_bytes(symbol: &ir::Symbol, size: u64) -> Vec<u8> {
+    let element = symbol.ty.size_bytes() as usize;
+    let mut bytes = vec![0u8; size as usize];
+    for (slot, bits) in bytes.chunks_exact_mut(element).zip(&symbol.init) {
+        slot.copy_from_slice(&bits.to_le_bytes()[..element]);
+    }
+    bytes
 }
 
 fn align_up(value: u64, align: u64) -> u64 {
@@ -747,8 +812,8 @@ impl Lowerer<'_> {
                 StateSpace::Shared => &mut shared_end,
                 StateSpace::Local => &mut local_end,
                 StateSpace::Const => &mut const_end,
-                // Module-level `.global` variables get no storage yet; using
-                // one is an error (see `symbol_address_of`), declaring one is not.
+                // `.global` variables live in buffers of their own, made
+                // for those the kernel uses (see `symbol_address_of`).
                 StateSpace::Global => continue,
                 other => {
                     return Err(self.error(format!(
@@ -774,6 +839,8 @@ impl Lowerer<'_> {
                             name: symbol.name.clone(),
                             ty: symbol.ty,
                             offset: offset as u32,
+                            size: size as u32,
+                            is_array: symbol.is_array,
                         });
                     }
                 }
@@ -790,19 +857,13 @@ impl Lowerer<'_> {
         }
         let mut const_data = vec![0u8; const_end as usize];
         for (index, symbol) in self.kernel.symbols.iter().enumerate() {
-            // `.global` variables take initial values too, but have no storage
-            // (their address stays 0): only `.const` ones fill the `.const` space.
+            // `.global` variables take initial values too, in their own buffers.
             if symbol.space != StateSpace::Const {
                 continue;
             }
-            let size = symbol.ty.size_bytes() as usize;
             let start = self.symbol_address[index] as usize;
-            for (element, bits) in symbol.init.iter().enumerate() {
-                let offset = start + element * size;
-                if let Some(slot) = const_data.get_mut(offset..offset + size) {
-                    slot.copy_from_slice(&bits.to_le_bytes()[..size]);
-                }
-            }
+            let bytes = initial_bytes(symbol, symbol.size_bytes().unwrap_or(0));
+            const_data[start..start + bytes.len()].copy_from_slice(&bytes);
         }
         Ok(Layout {
             const_data,
@@ -814,16 +875,32 @@ impl Lowerer<'_> {
         })
     }
 
-    /// A variable's address in its own space.
-    fn symbol_address_of(&self, symbol: ir::SymbolId) -> Result<u64, LowerError> {
+    /// A variable's address in its own space: a number known now, or the
+    /// hidden register of a `.global` variable's address, known at launch.
+    fn symbol_address_of(&mut self, symbol: ir::SymbolId) -> SymbolAddress {
         let declared = self.kernel.symbol(symbol);
-        if declared.space == StateSpace::Global {
-            return Err(self.error(format!(
-                "`{}` is a .global variable; global variables are not supported yet (pass a buffer instead)",
-                declared.name
-            )));
+        if declared.space != StateSpace::Global {
+            return SymbolAddress::Fixed(self.symbol_address[symbol.index()]);
         }
-        Ok(self.symbol_address[symbol.index()])
+        // The first use of a `.global` variable gives it a place among the
+        // launch's buffers: the kernel gets the variables it uses, not
+        // every constant of every header the module included.
+        let index = match self.global_variable_of.get(&symbol) {
+            Some(&index) => index,
+            None => {
+                let index = self.global_variables.len() as u32;
+                let size = declared.size_bytes().unwrap_or(0);
+                self.global_variables.push(GlobalVariable {
+                    name: declared.name.clone(),
+                    size,
+                    initial: initial_bytes(declared, size),
+                    loc: declared.loc,
+                });
+                self.global_variable_of.insert(symbol, index);
+                index
+            }
+        };
+        SymbolAddress::Register(self.hidden_register(WarpInit::GlobalVariable(index)))
     }
 
     fn hidden_register(&mut self, init: WarpInit) -> ValueReg {
@@ -855,10 +932,10 @@ impl Lowerer<'_> {
                 )
             }
             Operand::Special(special) => self.hidden_register(WarpInit::Special(special)),
-            Operand::Symbol(symbol) => {
-                let address = self.symbol_address_of(symbol)?;
-                self.hidden_register(WarpInit::Constant(address))
-            }
+            Operand::Symbol(symbol) => match self.symbol_address_of(symbol) {
+                SymbolAddress::Fixed(address) => self.hidden_register(WarpInit::Constant(address)),
+                SymbolAddress::Register(register) => register,
+            },
         })
     }
 
@@ -960,12 +1037,19 @@ impl Lowerer<'_> {
                 base_bits: self.kernel.reg(reg).ty.bits() as u8,
                 offset: addr.offset,
             },
-            AddressBase::Symbol(symbol) => LoweredAddress {
-                base: None,
-                base_bits: 64,
-                offset: (self.symbol_address_of(symbol)? as i64)
-                    .checked_add(addr.offset)
-                    .ok_or_else(|| self.error("the address offset is too large".to_string()))?,
+            AddressBase::Symbol(symbol) => match self.symbol_address_of(symbol) {
+                SymbolAddress::Fixed(address) => LoweredAddress {
+                    base: None,
+                    base_bits: 64,
+                    offset: (address as i64)
+                        .checked_add(addr.offset)
+                        .ok_or_else(|| self.error("the address offset is too large".to_string()))?,
+                },
+                SymbolAddress::Register(register) => LoweredAddress {
+                    base: Some(register),
+                    base_bits: 64,
+                    offset: addr.offset,
+                },
             },
             AddressBase::Absolute => LoweredAddress {
                 base: None,
@@ -1758,6 +1842,8 @@ impl Lowerer<'_> {
                     StateSpace::Global => 0,
                     StateSpace::Shared => crate::memory::SHARED_WINDOW,
                     StateSpace::Local => crate::memory::LOCAL_WINDOW,
+                    StateSpace::Const => crate::memory::CONST_WINDOW,
+                    StateSpace::Param => crate::memory::PARAM_WINDOW,
                     other => {
                         return Err(self.error(format!(
                             "`cvta` of the .{} space is not supported",
@@ -1773,6 +1859,28 @@ impl Lowerer<'_> {
                     src: self.value(src)?,
                 }
             }
+            Op::Printf {
+                dst,
+                format,
+                arguments,
+            } => Kind::Printf {
+                dst: dst.map(|dst| self.dst(dst)),
+                format: self.value(format)?,
+                arguments: self.value(arguments)?,
+            },
+            Op::AssertFail {
+                message,
+                file,
+                line,
+                function,
+            } => Kind::AssertFail {
+                message: self.value(message)?,
+                file: self.value(file)?,
+                line: self.value(line)?,
+                function: self.value(function)?,
+            },
+            Op::Trap => Kind::Trap,
+            Op::NanoSleep { .. } => Kind::Nop,
             Op::Branch { .. } => unreachable!("branches are lowered by the caller"),
         })
     }
@@ -1784,21 +1892,31 @@ mod tests {
 
     #[test]
     fn initial_values_of_global_variables_stay_out_of_the_const_space() {
-        let source = ".kernel k(.param .u64 OUT)\n{\n    .const .u32 c[2] = {1, 2};\n    .global .u32 g = 7;\n    .reg .u64 %o;\n    .reg .u32 %v;\n    ld.param.u64 %o, [OUT];\n    ld.const.u32 %v, [c];\n    st.global.u32 [%o], %v;\n}\n";
+        let source = ".kernel k(.param .u64 OUT)\n{\n    .const .u32 c[2] = {1, 2};\n    .global .u32 g = 7;\n    .global .u32 unused = 9;\n    .reg .u64 %o;\n    .reg .u32 %v;\n    ld.param.u64 %o, [OUT];\n    ld.const.u32 %v, [c];\n    st.global.u32 [%o], %v;\n    st.global.u32 [g+0], %v;\n}\n";
         let module = warpsim_ir::parse_and_verify("test.kir", source).expect("it verifies");
         let program = Program::lower(&module, ir::KernelId(0)).expect("it lowers");
         assert_eq!(program.const_data, [1, 0, 0, 0, 2, 0, 0, 0]);
+        assert_eq!(
+            program.global_variables,
+            [GlobalVariable {
+                name: "g".to_string(),
+                size: 4,
+                initial: vec![7, 0, 0, 0],
+                loc: module.kernels[0].symbols[2].loc,
+            }]
+        );
     }
 
     #[test]
     fn lowering_errors_name_the_instruction_and_its_line() {
-        let source = ".kernel k(.param .u64 OUT)\n{\n    .global .u32 g;\n    .reg .u32 %v;\n    ld.global.u32 %v, [g];\n}\n";
+        let source =
+            ".kernel k(.param .u64 OUT)\n{\n    .reg .u32 %v;\n\n    add.u32 %v, %clock, 1;\n}\n";
         let module = warpsim_ir::parse_and_verify("test.kir", source).expect("it verifies");
         let error = Program::lower(&module, ir::KernelId(0)).expect_err("it does not lower");
         assert_eq!((error.file.as_str(), error.line), ("test.kir", 5));
         assert_eq!(
             error.message,
-            "`ld.global.u32 %v, [g]`: `g` is a .global variable; global variables are not supported yet (pass a buffer instead)"
+            "`add.u32 %v, %clock, 1`: `%clock` and `%clock64` can only be read by `mov`"
         );
     }
 }

@@ -184,7 +184,7 @@ fn the_lowest_faulting_block_is_reported_whatever_the_host_threads() {
                 address: buffer_base(0) + index * 4,
                 size: 4,
                 store: true,
-                buffer: Some(("OUT".to_string(), index * 4)),
+                place: Some(place("OUT", index * 4, u64::from(blocks) * 64 * 4)),
             },
             [3, 0, 0],
             out.pc("@store"),

@@ -158,6 +158,7 @@ fn run(args: RunArgs) -> anyhow::Result<Outcome> {
     // Reports and dumps are written even when the kernel failed: partial
     // counters are still counters.
     let json_on_stdout = write_json(args.json.as_deref(), "report", || result.report.to_json())?;
+    write_printf_output(&result, json_on_stdout)?;
     if !json_on_stdout {
         let mut stdout = std::io::stdout().lock();
         stdout.write_all(result.report.to_table().as_bytes())?;
@@ -177,6 +178,30 @@ fn run(args: RunArgs) -> anyhow::Result<Outcome> {
         std::io::stderr().write_all(failure.as_bytes())?;
     }
     Ok(Outcome::failed_if(result.failure.is_some()))
+}
+
+/// What the kernel printed, as the CUDA runtime prints it after the kernel:
+/// on stdout before the report, or on stderr when the JSON report takes stdout.
+fn write_printf_output(
+    result: &warpsim_driver::RunResult,
+    json_on_stdout: bool,
+) -> anyhow::Result<()> {
+    let text = &result.printed;
+    if json_on_stdout {
+        std::io::stderr().write_all(text)?;
+    } else {
+        let mut stdout = std::io::stdout().lock();
+        stdout.write_all(text)?;
+        stdout.flush()?;
+    }
+    if result.report.printf_dropped_bytes > 0 {
+        writeln!(
+            std::io::stderr(),
+            "warning: {} bytes of printf output did not fit the printf buffer (limits.printf_buffer_bytes) and were dropped",
+            result.report.printf_dropped_bytes
+        )?;
+    }
+    Ok(())
 }
 
 /// Reads the machine configuration and prepares the launch.

@@ -64,6 +64,15 @@ impl Function {
     }
 }
 
+/// A call of a function the CUDA runtime provides, as written.
+struct RuntimeCall<'a> {
+    name_token: &'a Token,
+    guard: Option<Guard>,
+    returns: &'a [(SymbolId, Token)],
+    args: &'a [(SymbolId, Token)],
+    loc: SourceLoc,
+}
+
 impl Parser<'_> {
     /// Finds every `.func` at the top level of the module before anything is
     /// parsed, so that a call can be inlined whether the callee's body comes
@@ -186,7 +195,7 @@ impl Parser<'_> {
     }
 
     /// `.ptr`, a state space, `.align N` around a parameter's type: the alignment.
-    fn parse_param_attributes(&mut self) -> Result<u32> {
+    pub(super) fn parse_param_attributes(&mut self) -> Result<u32> {
         let mut align = 0;
         while let TokenKind::Directive(name) = &self.peek().kind {
             match name.as_str() {
@@ -323,12 +332,6 @@ impl Parser<'_> {
         let Some(function) = self.functions.get(&name).cloned() else {
             return Err(self.error_at(&name_token, format!("call of undefined function `{name}`")));
         };
-        let Some(body) = function.body else {
-            return Err(self.error_at(
-                &name_token,
-                format!("`{name}` is declared but not defined in this module: external device functions (such as `vprintf`) are not supported"),
-            ));
-        };
         if let Some(first) = scope.inline_stack.iter().position(|(f, _)| *f == name) {
             let chain: Vec<String> = scope.inline_stack[first..]
                 .iter()
@@ -392,6 +395,16 @@ impl Parser<'_> {
             }
         }
 
+        let Some(body) = function.body else {
+            let call = RuntimeCall {
+                name_token: &name_token,
+                guard,
+                returns: &returns,
+                args: &args,
+                loc,
+            };
+            return self.call_runtime_function(scope, &function, call);
+        };
         // A guarded call is a branch around the body, taken where the guard fails.
         let call = scope.inline_count + 1;
         let skip = guard.map(|guard| {
@@ -428,6 +441,124 @@ impl Parser<'_> {
             ));
         }
         Ok(())
+    }
+
+    /// A call of a function the CUDA runtime provides rather than the
+    /// module (`.extern .func`): `vprintf` (what `printf` compiles to) and
+    /// `__assertfail` (a failed `assert`) become instructions of their own,
+    /// which read their arguments from the call sequence's `.param`
+    /// variables and write the return value back to it, as a body would.
+    fn call_runtime_function(
+        &mut self,
+        scope: &mut KernelScope,
+        function: &Function,
+        call: RuntimeCall,
+    ) -> Result<()> {
+        use ScalarType::{B32, B64};
+        let RuntimeCall {
+            name_token,
+            guard,
+            returns,
+            args,
+            loc,
+        } = call;
+        let name = function.name.as_str();
+        let (expected_returns, expected_params): (&[ScalarType], &[ScalarType]) = match name {
+            "vprintf" => (&[B32], &[B64, B64]),
+            "__assertfail" => (&[], &[B64, B64, B32, B64, B64]),
+            _ => {
+                return Err(self.error_at(
+                    name_token,
+                    format!(
+                        "`{name}` is declared but not defined in this module; of the external \
+                         device functions, warpsim provides `vprintf` (printf) and `__assertfail` (assert)"
+                    ),
+                ))
+            }
+        };
+        let matches = |declared: &[FunctionParam], expected: &[ScalarType]| {
+            declared.len() == expected.len()
+                && declared
+                    .iter()
+                    .zip(expected)
+                    .all(|(param, &ty)| param.len == 1 && param.ty.size_bytes() == ty.size_bytes())
+        };
+        if !matches(&function.returns, expected_returns)
+            || !matches(&function.params, expected_params)
+        {
+            return Err(self.error_at(
+                &function.name_token,
+                format!("`{name}` is declared with parameters that differ from the CUDA runtime's"),
+            ));
+        }
+        let instruction = |op| Instr { guard, op, loc };
+        // `__assertfail`'s last argument, the size of a character, says
+        // nothing warpsim needs: it is not read.
+        let used = if name == "vprintf" { 2 } else { 4 };
+        let mut values = Vec::with_capacity(used);
+        for (&(symbol, _), &ty) in args.iter().zip(expected_params).take(used) {
+            let register = self.fresh_register(scope, name, ty);
+            scope.kernel.instrs.push(instruction(Op::Load {
+                space: StateSpace::Local,
+                order: MemoryOrder::Weak,
+                ty,
+                dst: vec![register],
+                addr: Address {
+                    base: AddressBase::Symbol(symbol),
+                    offset: 0,
+                },
+            }));
+            values.push(Operand::Reg(register));
+        }
+        let op = if name == "vprintf" {
+            let result = returns
+                .first()
+                .map(|&(symbol, _)| (symbol, self.fresh_register(scope, name, B32)));
+            scope.kernel.instrs.push(instruction(Op::Printf {
+                dst: result.map(|(_, register)| register),
+                format: values[0],
+                arguments: values[1],
+            }));
+            let Some((symbol, register)) = result else {
+                return Ok(());
+            };
+            Op::Store {
+                space: StateSpace::Local,
+                order: MemoryOrder::Weak,
+                ty: B32,
+                addr: Address {
+                    base: AddressBase::Symbol(symbol),
+                    offset: 0,
+                },
+                src: vec![Operand::Reg(register)],
+            }
+        } else {
+            Op::AssertFail {
+                message: values[0],
+                file: values[1],
+                line: values[2],
+                function: values[3],
+            }
+        };
+        scope.kernel.instrs.push(instruction(op));
+        Ok(())
+    }
+
+    /// A new register of `ty` for an instruction the parser adds, named
+    /// after `purpose` and unlike any other.
+    fn fresh_register(&self, scope: &mut KernelScope, purpose: &str, ty: ScalarType) -> RegId {
+        let mut counter = scope.kernel.regs.len();
+        let name = loop {
+            let candidate = format!("%{purpose}${counter}");
+            if !scope.reg_names.contains(&candidate) {
+                break candidate;
+            }
+            counter += 1;
+        };
+        scope.reg_names.insert(name.clone());
+        let id = RegId(scope.kernel.regs.len() as u32);
+        scope.kernel.regs.push(RegDecl { name, ty });
+        id
     }
 
     /// `(a, b, ...)`: the call sequence's `.param` variables.

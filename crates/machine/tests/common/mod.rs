@@ -188,11 +188,18 @@ impl Launcher {
             );
             params[offset..offset + size].copy_from_slice(&bytes);
         }
+        // The module's `.global` variables follow the arguments' buffers.
+        let global_variable_addresses = program
+            .global_variables
+            .iter()
+            .map(|variable| buffer_base(memory.add_buffer(&variable.name, &variable.initial)))
+            .collect();
         let launch = Launch {
             grid: self.grid,
             block: self.block,
             dynamic_shared_bytes: self.dynamic_shared_bytes,
             params: self.params_override.unwrap_or(params),
+            global_variable_addresses,
         };
         let outcome =
             warpsim_machine::run(&program, &launch, &memory, &self.config, self.host_threads)?;
@@ -404,4 +411,13 @@ pub fn low_lanes(n: u32) -> u32 {
 /// Lanes whose index satisfies `f`.
 pub fn lanes_where(f: impl Fn(u32) -> bool) -> u32 {
     (0..32).filter(|&l| f(l)).fold(0, |m, l| m | 1 << l)
+}
+
+/// The place of an access at `offset` of buffer `buffer`, which has `len` bytes.
+pub fn place(buffer: &str, offset: u64, len: u64) -> warpsim_machine::error::GlobalPlace {
+    warpsim_machine::error::GlobalPlace::Offset {
+        buffer: buffer.to_string(),
+        offset,
+        len,
+    }
 }
