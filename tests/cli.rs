@@ -1122,3 +1122,26 @@ fn verbose_logs_to_a_pipe_have_no_colour_codes() {
         stderr(&verbose)
     );
 }
+
+/// A failed `assert` prints, for each failing thread, the line the CUDA
+/// runtime prints: the same lines an H100 printed for the same launch.
+#[test]
+fn a_failed_assert_prints_what_the_cuda_runtime_prints() {
+    let output = run_in(
+        &repo_root().join("tests/fail"),
+        &["run", "fault_assert.toml"],
+    );
+    assert_eq!(output.status.code(), Some(1));
+    let ours: Vec<String> = stderr(&output)
+        .lines()
+        .filter(|line| line.contains("Assertion `"))
+        .map(str::to_string)
+        .collect();
+    let hardware = std::fs::read_to_string(
+        repo_root().join("programs/runtime/hardware/assertInBlockOne.stderr"),
+    )
+    .expect("the H100's output");
+    let theirs: Vec<String> = hardware.lines().map(str::to_string).collect();
+    assert_eq!(ours.len(), 27);
+    assert_eq!(ours, theirs);
+}

@@ -184,7 +184,15 @@ pub fn static_findings(
                 threads: String::new(),
                 message: "barrier reachable by non-uniform control flow: `__syncthreads()` must be reached by every thread of the block or by none".to_string(),
                 sites,
-                notes: Vec::new(),
+                notes: if finding.skipped_by_exit {
+                    vec!["the threads that do not reach it exit, and nothing after it needs it; \
+                          Volta and later GPUs (and compute-sanitizer's synccheck) let the exits \
+                          complete it, but CUDA leaves a barrier in code that threads of a block \
+                          take differently undefined"
+                        .to_string()]
+                } else {
+                    Vec::new()
+                },
             }
         })
         .collect();

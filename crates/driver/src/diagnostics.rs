@@ -356,7 +356,15 @@ fn fault_message(kind: &FaultKind) -> String {
             file,
             line,
             function,
-        } => format!("assertion `{expression}` failed ({file}:{line}, in `{function}`)"),
+            threads,
+        } => {
+            let others = match threads.len() {
+                0 | 1 => String::new(),
+                2 => " (and in 1 more thread of the warp)".to_string(),
+                count => format!(" (and in {} more threads of the warp)", count - 1),
+            };
+            format!("assertion `{expression}` failed ({file}:{line}, in `{function}`){others}")
+        }
         FaultKind::Trap => "the kernel executed `trap` (`__trap()`), which stops it".to_string(),
         FaultKind::InvalidAccess { message } | FaultKind::InvalidBarrier { message } => message.clone(),
         FaultKind::Deadlock => "deadlock: no thread of the block can move again".to_string(),
@@ -385,6 +393,24 @@ pub fn render_fault(
     sources: &mut Sources,
 ) -> String {
     let block = block_text(error.block);
+    // A failed `assert` first prints what the CUDA runtime prints for each
+    // failing thread.
+    let mut printed = String::new();
+    if let FaultKind::AssertionFailed {
+        expression,
+        file,
+        line,
+        function,
+        threads,
+    } = &error.kind
+    {
+        let [bx, by, bz] = error.block;
+        for [tx, ty, tz] in threads {
+            printed.push_str(&format!(
+                "{file}:{line}: {function}: block: [{bx},{by},{bz}], thread: [{tx},{ty},{tz}] Assertion `{expression}` failed.\n"
+            ));
+        }
+    }
     let mut diagnostic = Diagnostic::error().with_message(fault_message(&error.kind));
     if let Some(site) = &error.site {
         let (file, line) = file_of(site.pc);
@@ -427,7 +453,7 @@ pub fn render_fault(
             barrier.id, barrier.arrived, barrier.expected
         ));
     }
-    sources.render(&diagnostic)
+    printed + &sources.render(&diagnostic)
 }
 
 /// A mark on a source line (or a range of lines) of a file read through

@@ -131,7 +131,7 @@ impl Cfg {
 
     /// Whether threads that go to `successor` leave the kernel at once: it is
     /// the exit, or a block whose first instruction is an unguarded `exit`.
-    fn exits_at_once(&self, kernel: &Kernel, successor: Successor) -> bool {
+    pub(crate) fn exits_at_once(&self, kernel: &Kernel, successor: Successor) -> bool {
         match successor {
             Successor::Exit => true,
             Successor::Block(block) => {

@@ -32,14 +32,16 @@
 //!   tail that leads only to the exit is left out too, unless the tail also
 //!   post-dominates the other side of the branch (then it is a join that the
 //!   threads waiting at the barrier run as well, as in `if (tid < 64)
-//!   __syncthreads(); out[tid] = v;`, which is a finding). A consequence of
-//!   the pruning: a divergent barrier whose paths meet only at an `exit`
-//!   (`if (tid < 64) __syncthreads();` as the last statement) is no finding,
-//!   because it cannot be told from an early return. The machine completes
-//!   such a barrier by the exits, and its dynamic checker does not report
-//!   it either: it relies on this analysis to tell a barrier skipped by
-//!   threads that go on from one that early returns skip. Nothing after
-//!   such a barrier depends on it, so the miss is harmless.
+//!   __syncthreads(); out[tid] = v;`, which is a finding). A divergent
+//!   barrier whose paths meet only at an `exit` (`if (tid < 64)
+//!   __syncthreads();` as the last statement) looks like an early return
+//!   in the pruned graph; it is told apart afterwards
+//!   ([`DivergentBarrier::skipped_by_exit`]): a divergent branch sends some
+//!   threads straight to the exit, the others reach the barrier, and after
+//!   the barrier nothing happens (no store, atomic, barrier or
+//!   warp-synchronous instruction) until the exit or the branch again. An
+//!   early return's barrier guards what follows it; this one guards
+//!   nothing, and is GPUVerify's barrier divergence all the same.
 //! - Blocks that cannot reach the exit (an endless loop) get a virtual edge to
 //!   the exit from the last block of each such region, as post-dominator
 //!   trees in compilers do, so that every block has a post-dominator.
@@ -93,6 +95,11 @@ pub struct DivergentBarrier {
     pub branch: InstrId,
     /// The first divergent source that makes the branch divergent, for the explanation: e.g. "%tid.x" or a register name; free text.
     pub reason: String,
+    /// The threads that do not reach the barrier go straight to the exit,
+    /// and nothing after the barrier needs it (`if (tid % 2 == 0)
+    /// __syncthreads();` as the last statement, or a barrier in a loop whose
+    /// trip count differs per thread and whose exit ends the kernel).
+    pub skipped_by_exit: bool,
 }
 
 /// The block barriers without a thread count that some threads of a block may
@@ -214,6 +221,9 @@ impl RegisterSet {
 
 /// The control dependence graph on blocks, computed on the pruned graph.
 struct ControlDependence {
+    /// The successors of each block in the graph it is computed on: without
+    /// the edges into exits and private exit tails.
+    pruned: Vec<Vec<Successor>>,
     /// For each block whose terminator is a real conditional branch (two or
     /// more successors in the pruned graph), the blocks that depend on it.
     dependents: Vec<Vec<usize>>,
@@ -258,6 +268,7 @@ impl ControlDependence {
             }
         }
         ControlDependence {
+            pruned,
             dependents,
             controllers,
         }
@@ -760,6 +771,7 @@ impl<'a> Analysis<'a> {
                             barrier: InstrId(index as u32),
                             branch: InstrId(index as u32),
                             reason: self.reason_of(guard.reg),
+                            skipped_by_exit: false,
                         }),
                         _ => self.innermost_divergent_branch(block_index, index).map(
                             |branch_block| {
@@ -771,6 +783,7 @@ impl<'a> Analysis<'a> {
                                     barrier: InstrId(index as u32),
                                     branch,
                                     reason,
+                                    skipped_by_exit: false,
                                 }
                             },
                         ),
@@ -780,6 +793,8 @@ impl<'a> Analysis<'a> {
                 self.replay(block_index, index, &mut state);
             }
         }
+        let skipped = self.barriers_skipped_by_exit(&divergent_barriers);
+        divergent_barriers.extend(skipped);
         divergent_barriers.sort_by_key(|finding| finding.barrier);
         Uniformity {
             register_reasons: self.register_reasons,
@@ -805,6 +820,135 @@ impl<'a> Analysis<'a> {
                 state.remove(destination);
             }
         }
+    }
+
+    /// The block barriers that the pruned graph hides: a divergent branch
+    /// sends some threads straight to the exit (an edge the pruning left
+    /// out) and the others to the barrier, after which nothing happens but
+    /// the way back to that branch or to the exit. Such a barrier cannot be
+    /// an early return's (`if (i >= n) return; ...; __syncthreads(); use`):
+    /// there, the barrier guards what follows it. CUDA requires every
+    /// thread of the block to reach it; Volta and later GPUs complete it by
+    /// the exits.
+    fn barriers_skipped_by_exit(&self, known: &[DivergentBarrier]) -> Vec<DivergentBarrier> {
+        let mut found = Vec::new();
+        for (index, instr) in self.kernel.instrs.iter().enumerate() {
+            let is_block_barrier = matches!(instr.op, Op::Barrier { count: None, .. });
+            let block = self.cfg.block_of[index];
+            if !is_block_barrier
+                || !self.reachable[block]
+                || known.iter().any(|finding| finding.barrier.index() == index)
+            {
+                continue;
+            }
+            // The nearest such branch before the barrier, else after it.
+            let distance = |branch: &usize| {
+                let position = self.terminator(*branch).index();
+                (position > index, position.abs_diff(index))
+            };
+            let branch = (0..self.cfg.blocks.len()).filter(|&branch| {
+                if !self.divergent_terminator[branch] || !self.reachable[branch] {
+                    return false;
+                }
+                // Some threads leave the kernel at once: no work first, which
+                // would make it an early return that does its work and goes.
+                let kept = &self.dependence.pruned[branch];
+                let skips_to_exit = self.cfg.blocks[branch]
+                    .successors
+                    .iter()
+                    .any(|&successor| self.cfg.exits_at_once(self.kernel, successor));
+                skips_to_exit
+                    && kept.iter().any(|&successor| self.reaches(successor, block))
+                    && self.nothing_after(index, branch)
+            });
+            let branch = branch.min_by_key(distance);
+            if let Some(branch) = branch {
+                let branch = self.terminator(branch);
+                let reason = self.kernel.instrs[branch.index()]
+                    .guard
+                    .map_or_else(String::new, |guard| self.reason_of(guard.reg));
+                found.push(DivergentBarrier {
+                    barrier: InstrId(index as u32),
+                    branch,
+                    reason,
+                    skipped_by_exit: true,
+                });
+            }
+        }
+        found
+    }
+
+    /// Whether control can go from `from` to block `target`.
+    fn reaches(&self, from: Successor, target: usize) -> bool {
+        let mut visited = vec![false; self.cfg.blocks.len()];
+        let mut stack = vec![from];
+        while let Some(Successor::Block(block)) = stack.pop() {
+            if block == target {
+                return true;
+            }
+            if !std::mem::replace(&mut visited[block], true) {
+                stack.extend(self.cfg.blocks[block].successors.iter().copied());
+            }
+        }
+        false
+    }
+
+    /// Whether every instruction after `instruction` up to the exit, or up to
+    /// the branch ending block `branch` again, leaves no trace another thread
+    /// could see: no store, atomic, barrier or warp-synchronous instruction,
+    /// no `printf`.
+    fn nothing_after(&self, instruction: usize, branch: usize) -> bool {
+        let barrier = &self.kernel.instrs[instruction];
+        let quiet = |instr: &Instr| {
+            std::ptr::eq(instr, barrier)
+                || !matches!(
+                    instr.op,
+                    Op::Store { .. }
+                        | Op::Atom { .. }
+                        | Op::Barrier { .. }
+                        | Op::WarpSync { .. }
+                        | Op::Shuffle { .. }
+                        | Op::Vote { .. }
+                        | Op::Redux { .. }
+                        | Op::Match { .. }
+                        | Op::Fence { .. }
+                        | Op::Printf { .. }
+                        | Op::AssertFail { .. }
+                        | Op::Trap
+                )
+        };
+        let block = self.cfg.block_of[instruction];
+        let rest = instruction + 1..self.cfg.blocks[block].end.index();
+        if !self.kernel.instrs[rest].iter().all(quiet) {
+            return false;
+        }
+        let mut visited = vec![false; self.cfg.blocks.len()];
+        let mut stack: Vec<Successor> = self.cfg.blocks[block].successors.clone();
+        while let Some(successor) = stack.pop() {
+            let Successor::Block(next) = successor else {
+                continue;
+            };
+            if std::mem::replace(&mut visited[next], true) {
+                continue;
+            }
+            // Back at the branch, what runs before it runs again too.
+            let data = &self.cfg.blocks[next];
+            let end = if next == branch {
+                data.end.index() - 1
+            } else {
+                data.end.index()
+            };
+            if !self.kernel.instrs[data.start.index()..end]
+                .iter()
+                .all(quiet)
+            {
+                return false;
+            }
+            if next != branch {
+                stack.extend(data.successors.iter().copied());
+            }
+        }
+        true
     }
 
     fn terminator(&self, block: usize) -> InstrId {

@@ -82,6 +82,19 @@ impl Parsed {
         }
     }
 
+    /// Asserts exactly one finding, `(barrier, branch)` by marker, whose
+    /// skipping threads go straight to the exit.
+    fn expect_skipped_by_exit(&self, barrier: &str, branch: &str) {
+        let findings = self.findings();
+        assert_eq!(findings.len(), 1, "findings: {findings:#?}");
+        let finding = &findings[0];
+        assert_eq!(
+            (finding.barrier, finding.branch, finding.skipped_by_exit),
+            (self.at(barrier), self.at(branch), true),
+            "findings: {findings:#?}"
+        );
+    }
+
     fn expect_none(&self) {
         let findings = self.findings();
         assert!(findings.is_empty(), "unexpected findings: {findings:#?}");
@@ -121,15 +134,60 @@ fn a_barrier_only_some_threads_reach() {
          exit;",
     );
     kernel.expect(&[("sync", "branch")], "%tid.x");
-    // With nothing after the `if`, the skipping threads exit at once: the
-    // pruned graph cannot tell this from `if (tid >= 64) return;`, and the
-    // barrier is completed by the exits (the machine's semantics), so it is
-    // no finding of this analysis.
+    assert!(kernel
+        .findings()
+        .iter()
+        .all(|finding| !finding.skipped_by_exit));
+    // With nothing after the `if`, the skipping threads exit at once. The
+    // pruned graph cannot tell this from `if (tid >= 64) return;`, but
+    // nothing after the barrier needs it, so it is no early return's: a
+    // finding, whose skipping threads exit (GPUVerify's barrier-divergence
+    // cases end this way).
     Parsed::new(
         "setp.ge.u32 %p, %tid.x, 64;
-     @%p bra AFTER;
-         bar.sync 0;
+     @%p bra AFTER;                   // @branch
+         bar.sync 0;                  // @sync
      AFTER:
+         exit;",
+    )
+    .expect_skipped_by_exit("sync", "branch");
+}
+
+#[test]
+fn a_barrier_in_a_loop_left_for_the_exit_at_different_trip_counts() {
+    // for (i = 0; i < tid % 4; i++) { __syncthreads(); } and nothing after:
+    // the lanes that leave the loop exit while others go round again.
+    Parsed::new(
+        "rem.u32 %n, %tid.x, 4;
+         mov.u32 %i, 0;
+         setp.eq.u32 %q, %n, 0;
+     @%q bra DONE;                    // @entry
+     LOOP:
+         bar.sync 0;                  // @sync
+         add.u32 %i, %i, 1;
+         setp.lt.u32 %p, %i, %n;
+     @%p bra LOOP;
+     DONE:
+         exit;",
+    )
+    // The loop's entry test and its latch both send threads to the exit;
+    // the nearest branch before the barrier is named.
+    .expect_skipped_by_exit("sync", "entry");
+    // The same loop with a store before the barrier: the barrier guards the
+    // next round's store, which the statics cannot rule out as needed (the
+    // machine's checker still sees lanes leave the loop between phases).
+    Parsed::new(
+        "rem.u32 %n, %tid.x, 4;
+         mov.u32 %i, 0;
+         setp.eq.u32 %q, %n, 0;
+     @%q bra DONE;
+     LOOP:
+         st.shared.u32 [sh], %i;
+         bar.sync 0;
+         add.u32 %i, %i, 1;
+         setp.lt.u32 %p, %i, %n;
+     @%p bra LOOP;
+     DONE:
          exit;",
     )
     .expect_none();
@@ -160,6 +218,7 @@ fn threads_that_return_early_are_not_expected_at_the_barrier() {
         "setp.ge.u32 %p, %tid.x, 64;
      @%p bra END;
          bar.sync 0;
+         st.shared.u32 [sh], 1;
      END:",
     )
     .expect_none();
@@ -745,6 +804,9 @@ const EXPLAINED: &[(&str, &str, u32)] = &[
     ("barriers/divergence.ptx", "shapeDependentDeadlock", 136),
     // if (tid < 64) { __syncthreads(); ... } else { ... }: the others skip it.
     ("barriers/exits.ptx", "skipBarrierThenExit", 52),
+    // if (idx % 2 == 0) __syncthreads(); as the last statement: the others
+    // skip it on their way to the exit.
+    ("barriers/skip-to-exit.ptx", "evenThenExit", 15),
     // A __noinline__ device function with a barrier, called under
     // if (tid % 2) (after inlining into the kernel by the parser), and called
     // in both arms of such an if.

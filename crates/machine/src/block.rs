@@ -1410,12 +1410,18 @@ fn execute<const HARDWARE_FMA: bool>(
                     let address = values[register as usize * WARP_SIZE + lane];
                     String::from_utf8_lossy(&read_string(env, state, thread, address)).into_owned()
                 };
+                // Every failing thread prints its message, as on a GPU.
+                let threads = (0..WARP_SIZE as u32)
+                    .filter(|lane| active >> lane & 1 != 0)
+                    .map(|lane| thread_index(warp.index * WARP_SIZE as u32 + lane, env.block_dim))
+                    .collect();
                 return Err(fault(
                     FaultKind::AssertionFailed {
                         expression: text(message),
                         file: text(file),
                         line: values[line as usize * WARP_SIZE + lane] as u32,
                         function: text(function),
+                        threads,
                     },
                     lane as u32,
                 ));

@@ -15,11 +15,17 @@
 //! findings with [`Finding::from_hang`].
 //!
 //! Where it departs from the letter of the rules, and why:
-//! - A barrier skipped by threads that then exit is reported only when the
+//! - A barrier skipped by threads that then exit is reported when the
 //!   static uniformity analysis finds the barrier reachable by divergent
-//!   control flow: threads that return early, before a barrier, are not
-//!   expected there (PTX: exited threads do not count), while threads that
-//!   skip a barrier inside an `if` and go on are not synchronised.
+//!   control flow (including a barrier that threads skip on their way to
+//!   the exit with nothing after it), or when lanes of a warp that took
+//!   part in earlier phases of the barrier exit while others of their warp
+//!   arrive (a loop around it whose trip count differs per thread, left
+//!   for the exit). Threads that return early, before a barrier they never
+//!   reached, are not expected there (PTX: exited threads do not count;
+//!   compute-sanitizer's synccheck is silent about all of these on an
+//!   H100), while threads that skip a barrier inside an `if` and go on are
+//!   not synchronised.
 //! - Livelock is proved, not guessed: once some thread has waited for
 //!   `barriers.livelock_window` warp instructions without progress (a store,
 //!   an atomic that changed memory, a barrier arrival, an exit), the block's
@@ -68,6 +74,10 @@ struct Episode {
     /// Whether `bar.red` and other barrier instructions arrived.
     reductions: bool,
     plain: bool,
+    /// Per warp: the lanes live when this phase began, and the lanes that
+    /// arrived in some earlier phase of the barrier (kept across phases).
+    start_live: Vec<u32>,
+    participated: Vec<u32>,
 }
 
 impl Episode {
@@ -148,6 +158,10 @@ impl BlockChecker {
         self.semantics = semantics;
         for episode in &mut self.episodes {
             episode.reset(valid.len());
+            episode.start_live.clear();
+            episode.start_live.extend_from_slice(valid);
+            episode.participated.clear();
+            episode.participated.resize(valid.len(), 0);
         }
         self.valid.clear();
         self.valid.extend_from_slice(valid);
@@ -431,6 +445,19 @@ impl BlockChecker {
         // barrier reached by divergent control flow. Lanes that return early,
         // before a barrier that the whole block reaches, are not expected
         // (with per-warp arrival they are still live when it completes).
+        // Lanes of a warp that took part in earlier phases of this barrier
+        // and exited in this one while others of their warp arrived: a loop
+        // around the barrier whose trip count differs between the lanes of
+        // a warp, left for the exit. Lanes that never arrived are early
+        // returns, not expected.
+        let left_the_loop: Vec<u32> = (0..warps)
+            .map(|w| {
+                if episode.lanes[w] == 0 || pre_volta {
+                    return 0;
+                }
+                episode.start_live[w] & episode.participated[w] & !episode.lanes[w] & !self.live[w]
+            })
+            .collect();
         let absent: Vec<u32> = (0..warps)
             .map(|w| {
                 if episode.lanes[w] == 0 {
@@ -438,11 +465,11 @@ impl BlockChecker {
                 }
                 let absent = episode.first_live[w] & !episode.lanes[w];
                 if non_uniform(episode.first_pc[w]) {
-                    absent
+                    absent | left_the_loop[w]
                 } else if pre_volta {
                     0
                 } else {
-                    absent & self.live[w]
+                    (absent & self.live[w]) | left_the_loop[w]
                 }
             })
             .collect();
@@ -492,6 +519,19 @@ impl BlockChecker {
                 finding.notes.push(format!(
                     "threads {} of these warps had not reached the barrier when it completed",
                     thread_ranges(&absent)
+                ));
+            }
+            let left: Vec<WarpLanes> = (0..warps)
+                .filter(|&w| divergent[w] && left_the_loop[w] != 0)
+                .map(|w| WarpLanes {
+                    warp: w as u32,
+                    lanes: left_the_loop[w],
+                })
+                .collect();
+            if !left.is_empty() {
+                finding.notes.push(format!(
+                    "threads {} had arrived at barrier {id} before, then exited without arriving this time: a loop around the barrier whose trip count differs between the threads of a warp",
+                    thread_ranges(&left)
                 ));
             }
             self.report(finding);
@@ -565,7 +605,12 @@ impl BlockChecker {
             }
             self.counted_waiters.clear();
         }
+        for (participated, lanes) in episode.participated.iter_mut().zip(&episode.lanes) {
+            *participated |= lanes;
+        }
         episode.reset(warps);
+        episode.start_live.clear();
+        episode.start_live.extend_from_slice(&self.live);
         self.episodes[id as usize] = episode;
     }
 }

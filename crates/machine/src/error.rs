@@ -119,12 +119,14 @@ pub enum FaultKind {
         limit: u64,
     },
     /// A thread's `assert` failed (`__assertfail`): the asserted expression,
-    /// and the file, line and function the program names.
+    /// and the file, line and function the program names; `threads` are the
+    /// indices of every thread of the warp whose assertion failed there.
     AssertionFailed {
         expression: String,
         file: String,
         line: u32,
         function: String,
+        threads: Vec<[u32; 3]>,
     },
     /// A thread executed `trap` (`__trap()`).
     Trap,

@@ -161,9 +161,15 @@ impl FindingLog {
     }
 
     /// Adds the findings of block `linear`, in the order they were found.
+    /// A block may find the same thing again (a later phase of a barrier in
+    /// a loop, with other counts in its message): that is not another block,
+    /// and the first one found stands for it.
     pub fn add_block(&mut self, linear: u64, findings: impl IntoIterator<Item = Finding>) {
+        let mut seen = std::collections::HashSet::new();
         for (order, finding) in findings.into_iter().enumerate() {
-            self.add(linear, order as u32, finding);
+            if seen.insert(finding.key()) {
+                self.add(linear, order as u32, finding);
+            }
         }
     }
 
@@ -291,6 +297,28 @@ mod tests {
         assert_eq!(thread_ranges(&[lanes(0, 0b1011)]), "0-1, 3");
         assert_eq!(thread_ranges(&[]), "none");
         assert_eq!(thread_count(&[lanes(0, 0xf), lanes(0, 0x3)]), 4);
+    }
+
+    #[test]
+    fn a_finding_repeated_within_a_block_counts_that_block_once() {
+        let finding = |arrived: u32| {
+            let mut finding = Finding::new(
+                FindingKind::BarrierCompletedByExit,
+                Severity::Warning,
+                format!("completed with {arrived} threads"),
+            );
+            finding
+                .sites
+                .push(Site::new(7, vec![lanes(0, 1)], "here", true));
+            finding
+        };
+        let mut log = FindingLog::default();
+        // Three phases of one barrier in a loop, in the one block launched.
+        log.add_block(0, [finding(48), finding(32), finding(16)]);
+        let findings = log.into_sorted();
+        assert_eq!(findings.len(), 1);
+        assert_eq!(findings[0].blocks, 1);
+        assert_eq!(findings[0].message, "completed with 48 threads");
     }
 
     #[test]
