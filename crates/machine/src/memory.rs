@@ -120,7 +120,7 @@ impl BufferWords {
         }
         self.partial |= (bits & size_mask(size as u32)) << (offset * 8);
         self.written += size;
-        if self.written % 8 == 0 {
+        if self.written.is_multiple_of(8) {
             self.words.push(AtomicU64::new(self.partial));
             self.partial = 0;
         }
@@ -131,7 +131,7 @@ impl BufferWords {
         let mut remaining = count;
         // Element by element up to a word boundary, then whole words of
         // the repeated pattern, then the tail.
-        while remaining > 0 && self.written % 8 != 0 {
+        while remaining > 0 && !self.written.is_multiple_of(8) {
             self.push(bits, size);
             remaining -= 1;
         }
@@ -158,14 +158,14 @@ impl BufferWords {
     pub fn extend_from_bytes(&mut self, bytes: &[u8]) {
         let room = (self.len - self.written).min(bytes.len() as u64) as usize;
         let mut bytes = &bytes[..room];
-        while self.written % 8 != 0 {
+        while !self.written.is_multiple_of(8) {
             let Some((&byte, rest)) = bytes.split_first() else {
                 return;
             };
             self.partial |= u64::from(byte) << ((self.written % 8) * 8);
             self.written += 1;
             bytes = rest;
-            if self.written % 8 == 0 {
+            if self.written.is_multiple_of(8) {
                 self.words.push(AtomicU64::new(self.partial));
                 self.partial = 0;
             }
@@ -185,7 +185,7 @@ impl BufferWords {
 
     /// The words, with zeros after the last byte written.
     fn finish(mut self) -> (u64, Vec<AtomicU64>) {
-        if self.written % 8 != 0 {
+        if !self.written.is_multiple_of(8) {
             self.words.push(AtomicU64::new(self.partial));
         }
         let word_count = self.len.div_ceil(8) as usize;
