@@ -251,7 +251,7 @@ pub fn plan_buffer(
                 let value = number_bits(element, number).map_err(|message| {
                     error(
                         &["init", &index.to_string()],
-                        format!("`init` value {} ({number}): {message}", index + 1),
+                        format!("`init`[{index}]: {message}"),
                         String::new(),
                     )
                 })?;

@@ -173,7 +173,8 @@ fn run(args: RunArgs) -> anyhow::Result<Outcome> {
     } else {
         prepared.execute(args.threads).map(|result| (result, None))
     };
-    let (result, checked) = created.unless_failed(executed)?;
+    let (result, checked) = executed?;
+    created.keep();
     // Reports and dumps are written even when the kernel failed: partial
     // counters are still counters.
     let json_on_stdout = json.write(|| result.report.to_json())?;
@@ -214,8 +215,10 @@ fn check_host_threads(threads: usize) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The output files this command created before running, removed again
-/// when the run cannot start, so that a refused launch leaves no empty files.
+/// The output files this command created before running. Unless kept,
+/// they are removed again when it drops (the launch could not run, or
+/// another output could not be opened), so that a refused command leaves no
+/// empty files behind.
 #[derive(Default)]
 struct CreatedFiles {
     paths: Vec<PathBuf>,
@@ -232,14 +235,17 @@ impl CreatedFiles {
         Ok(file)
     }
 
-    /// `result`, removing the files created when it is an error.
-    fn unless_failed<T>(self, result: Result<T, warpsim_driver::InputError>) -> anyhow::Result<T> {
-        if result.is_err() {
-            for path in &self.paths {
-                let _ = std::fs::remove_file(path);
-            }
+    /// The run has happened: the files stay, to be written.
+    fn keep(mut self) {
+        self.paths.clear();
+    }
+}
+
+impl Drop for CreatedFiles {
+    fn drop(&mut self) {
+        for path in &self.paths {
+            let _ = std::fs::remove_file(path);
         }
-        Ok(result?)
     }
 }
 
@@ -338,7 +344,8 @@ fn check(args: CheckArgs) -> anyhow::Result<Outcome> {
     let prepared = prepare(&args.input, args.config.as_deref())?;
     let mut created = CreatedFiles::default();
     let json = JsonOutput::open(args.json.as_deref(), "report", &mut created)?;
-    let (result, checked) = created.unless_failed(prepared.check(args.threads))?;
+    let (result, checked) = prepared.check(args.threads)?;
+    created.keep();
     write_checked(json, || result.report.to_json(), &checked.text)?;
     Ok(Outcome::failed_if(checked.failed))
 }
@@ -373,7 +380,9 @@ fn check_source(source: &Path, json: Option<&str>) -> anyhow::Result<Outcome> {
         out.push_str(&warpsim_driver::check::summary(&kernel.name, &findings));
         all.extend(findings);
     }
-    let json = JsonOutput::open(json, "findings", &mut CreatedFiles::default())?;
+    let mut created = CreatedFiles::default();
+    let json = JsonOutput::open(json, "findings", &mut created)?;
+    created.keep();
     write_checked(json, || warpsim_driver::report::json_text(&all), &out)?;
     // Static findings are warnings: they say what may happen, not what did.
     Ok(Outcome::Success)
