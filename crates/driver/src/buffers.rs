@@ -893,7 +893,7 @@ mod tests {
         );
         let message = error("type = \"u8\"\ninit = [1, 256]");
         assert!(
-            message.contains("`init` value 2 (256): 256 does not fit in u8"),
+            message.contains("`init`[1]: 256 does not fit in u8"),
             "{message}"
         );
         assert!(message.starts_with("launch.toml:8:"), "{message}");
