@@ -169,12 +169,8 @@ fn pre_volta_semantics_break_the_if_else_barrier_pair() {
             .join("programs/barriers")
             .join(format!("{name}.toml"));
         let (text, outcome, result) = check_text(&launch, config(config_name), 2);
-        let (_, bytes) = result
-            .buffers
-            .iter()
-            .find(|(name, _)| name == "out")
-            .expect("buffer out");
-        (text, outcome, i32s(bytes)[..128].to_vec())
+        let bytes = result.buffer("out").expect("buffer out");
+        (text, outcome, i32s(&bytes)[..128].to_vec())
     };
     // What each thread stores before its arm's barrier, as the kernels say.
     let written = |t: i32| if t % 2 == 0 { 2 * t } else { 2 * t - 1000 };
@@ -336,12 +332,8 @@ fn outputs_match_the_h100() {
         let (report, outcome, result) = check_text(&launch, config(None), 2);
         match hardware {
             Some(sum) => {
-                let (_, bytes) = result
-                    .buffers
-                    .iter()
-                    .find(|(buffer, _)| buffer == "out")
-                    .expect("buffer out");
-                let ours: i64 = i32s(bytes).iter().map(|&value| i64::from(value)).sum();
+                let bytes = result.buffer("out").expect("buffer out");
+                let ours: i64 = i32s(&bytes).iter().map(|&value| i64::from(value)).sum();
                 assert_eq!(ours, sum, "{name}:\n{report}");
             }
             None => {

@@ -487,12 +487,17 @@ fn a_failed_kernel_still_writes_its_json_report_table_and_dumps() {
     assert_eq!(&u32s(&bytes)[..8], &[0, 1, 2, 3, 4, 5, 6, 7]);
 }
 
-/// Runs `command` (a shell line, `$0` the binary) with at most 4 GiB of
-/// address space, so that a runaway allocation fails instead of swapping.
+/// Runs `warpsim ARGS` in `dir` with at most 4 GiB of address space, so
+/// that a runaway allocation fails instead of swapping.
 fn run_limited(dir: &Path, args: &[&str]) -> Output {
+    run_with_address_space(dir, 4 << 20, args)
+}
+
+/// Runs `warpsim ARGS` in `dir` with at most `kib` KiB of address space.
+fn run_with_address_space(dir: &Path, kib: u64, args: &[&str]) -> Output {
     Command::new("sh")
         .arg("-c")
-        .arg("ulimit -v 4194304; exec \"$0\" \"$@\"")
+        .arg(format!("ulimit -v {kib}; exec \"$0\" \"$@\""))
         .arg(env!("CARGO_BIN_EXE_warpsim"))
         .args(args)
         .current_dir(dir)
@@ -890,7 +895,10 @@ fn host_threads_do_not_change_the_output() {
         ("programs/seed/matmulTiled16.toml", "C"),
     ] {
         let mut outputs = Vec::new();
-        for threads in ["1", "2"] {
+        // `--threads` may not exceed the host's parallelism.
+        let host = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let counts: &[&str] = if host >= 2 { &["1", "2"] } else { &["1", "1"] };
+        for &threads in counts {
             let dump = dir.join(format!("{buffer}-{threads}.bin"));
             let spec = format!("{buffer}={}", dump.display());
             let table = run(&["run", launch, "--threads", threads, "--dump", &spec]);
@@ -1016,6 +1024,338 @@ fn bad_command_lines_exit_2() {
         assert_no_panic(&output, &format!("{args:?}"));
         assert_eq!(stdout(&output), "", "{args:?}");
     }
+}
+
+// ---------------------------------------------------------------------------
+// Buffers: inputs, dumps, and what the host can hold.
+
+/// The baseline kernel of `tests/fail/data/good.kir` (it multiplies the first
+/// `n` elements of `data` by `factor`), with `buffers` as the launch file's
+/// buffer sections, written to `dir/launch.toml`.
+fn scale_launch(dir: &Path, n: u32, buffers: &str) -> PathBuf {
+    let source = fail_dir().join("data/good.kir");
+    let launch = dir.join("launch.toml");
+    std::fs::write(
+        &launch,
+        format!(
+            "source = \"{}\"\nkernel = \"scale\"\ngrid = [1]\nblock = [32]\nargs = [\"data\", {n}, 2.0]\n\n{buffers}\n",
+            source.display()
+        ),
+    )
+    .unwrap();
+    launch
+}
+
+/// The header fields and data of an `.npy` file as warpsim writes it
+/// (version 1.0): the header text and the bytes after it.
+fn read_npy(path: &Path) -> (String, Vec<u8>) {
+    let bytes = std::fs::read(path).expect("the .npy file is written");
+    assert_eq!(&bytes[..8], b"\x93NUMPY\x01\x00", "{}", path.display());
+    let header_len = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
+    assert_eq!((10 + header_len) % 64, 0, "the data is aligned to 64 bytes");
+    let header = String::from_utf8(bytes[10..10 + header_len].to_vec()).unwrap();
+    assert!(header.ends_with('\n'));
+    (
+        header.trim_end().to_string(),
+        bytes[10 + header_len..].to_vec(),
+    )
+}
+
+#[test]
+fn npy_inputs_and_dumps_round_trip() {
+    let dir = scratch("npy_round_trip");
+    // data/f32x32.npy is NumPy's own np.save of np.arange(32, dtype=np.float32).
+    let input = fail_dir().join("data/f32x32.npy");
+    let launch = scale_launch(
+        &dir,
+        32,
+        &format!(
+            "[buffers.data]\ntype = \"f32\"\ninit = {{ npy = \"{}\" }}",
+            input.display()
+        ),
+    );
+    let npy = dir.join("data.npy");
+    let raw = dir.join("data.bin");
+    let output = run(&[
+        "run",
+        launch.to_str().unwrap(),
+        "--dump",
+        &format!("data={}", npy.display()),
+        "--dump",
+        &format!("data={}", raw.display()),
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let (header, data) = read_npy(&npy);
+    assert_eq!(
+        header,
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (32,), }"
+    );
+    let expected: Vec<u8> = (0..32)
+        .flat_map(|i| (2.0 * i as f32).to_le_bytes())
+        .collect();
+    assert_eq!(data, expected);
+    assert_eq!(
+        std::fs::read(&raw).unwrap(),
+        expected,
+        "other extensions stay raw"
+    );
+
+    // The dump reads back as an input: twice doubled.
+    let again = scale_launch(
+        &dir,
+        32,
+        &format!(
+            "[buffers.data]\ntype = \"f32\"\nlen = 32\ninit = {{ npy = \"{}\" }}",
+            npy.display()
+        ),
+    );
+    let output = run(&[
+        "run",
+        again.to_str().unwrap(),
+        "--dump",
+        &format!("data={}", raw.display()),
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let values = std::fs::read(&raw).unwrap();
+    assert_eq!(values[4..8], 4.0f32.to_le_bytes());
+    assert_eq!(values[124..], 124.0f32.to_le_bytes());
+}
+
+#[test]
+fn inline_and_half_buffers_dump_as_their_types() {
+    let dir = scratch("half_buffers");
+    let launch = scale_launch(
+        &dir,
+        3,
+        "[buffers.data]\ntype = \"f32\"\ninit = [1, 2.5, -3, 4]\n\
+         [buffers.half]\ntype = \"f16\"\ninit = [1, 0.1, 65520]\n\
+         [buffers.brain]\ntype = \"bf16\"\nlen = 2\ninit = { fill = 1.00390625 }\n\
+         [buffers.bytes]\ntype = \"i8\"\ninit = [-1, 127]",
+    );
+    let mut args = vec!["run".to_string(), launch.display().to_string()];
+    for buffer in ["data", "half", "brain", "bytes"] {
+        args.push("--dump".to_string());
+        args.push(format!(
+            "{buffer}={}",
+            dir.join(format!("{buffer}.NPY")).display()
+        ));
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let output = run(&args);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let dumped = |buffer: &str| read_npy(&dir.join(format!("{buffer}.NPY")));
+    let (header, data) = dumped("data");
+    assert!(
+        header.contains("'descr': '<f4'") && header.contains("(4,)"),
+        "{header}"
+    );
+    let floats: Vec<f32> = data
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    assert_eq!(floats, [2.0, 5.0, -6.0, 4.0]);
+    let (header, data) = dumped("half");
+    assert!(
+        header.contains("'descr': '<f2'") && header.contains("(3,)"),
+        "{header}"
+    );
+    assert_eq!(data, [0x00, 0x3c, 0x66, 0x2e, 0x00, 0x7c]);
+    // bfloat16 is written as its bits, `<u2`; 1 + 2^-8 ties to 1.0.
+    let (header, data) = dumped("brain");
+    assert!(
+        header.contains("'descr': '<u2'") && header.contains("(2,)"),
+        "{header}"
+    );
+    assert_eq!(data, [0x80, 0x3f, 0x80, 0x3f]);
+    let (header, data) = dumped("bytes");
+    assert!(header.contains("'descr': '|i1'"), "{header}");
+    assert_eq!(data, [0xff, 0x7f]);
+}
+
+#[test]
+fn a_fifo_as_an_input_file_is_refused_without_waiting() {
+    let dir = scratch("fifo");
+    let fifo = dir.join("pipe");
+    let made = Command::new("mkfifo").arg(&fifo).status();
+    if !made.is_ok_and(|status| status.success()) {
+        return; // No mkfifo here: nothing to test.
+    }
+    for form in ["file", "npy"] {
+        let launch = scale_launch(
+            &dir,
+            32,
+            &format!(
+                "[buffers.data]\ntype = \"f32\"\nlen = 32\ninit = {{ {form} = \"{}\" }}",
+                fifo.display()
+            ),
+        );
+        // Reading a FIFO without a writer would block for ever: give it
+        // ten seconds, then fail the test rather than hang it.
+        let mut child = warpsim()
+            .args(["run", launch.to_str().unwrap()])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("warpsim starts");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while child.try_wait().unwrap().is_none() {
+            if std::time::Instant::now() > deadline {
+                let _ = child.kill();
+                panic!("warpsim waited on the FIFO");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let output = child.wait_with_output().unwrap();
+        assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+        assert!(
+            stderr(&output)
+                .contains("pipe is a FIFO (named pipe); an input file must be a regular file"),
+            "{}",
+            stderr(&output)
+        );
+        assert!(stderr(&output).contains("init = {"), "{}", stderr(&output));
+    }
+}
+
+#[test]
+fn outputs_that_cannot_be_written_are_refused_before_the_run() {
+    let dir = scratch("unwritable_outputs");
+    let json = dir.join("report.json");
+    let json_arg = json.display().to_string();
+    for args in [
+        &["--dump", "out=/nonexistent-directory/out.bin"][..],
+        &["--json", "/nonexistent-directory/report.json"][..],
+        &[
+            "--json",
+            &json_arg,
+            "--dump",
+            "out=/nonexistent-directory/out.npy",
+        ][..],
+        &["--dump", &format!("out={}", dir.display())][..],
+    ] {
+        let mut full = vec!["run", SET_ROW_READ_COL];
+        full.extend_from_slice(args);
+        let output = run(&full);
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        assert_no_panic(&output, &format!("{args:?}"));
+        // Nothing ran: no table.
+        assert_eq!(stdout(&output), "", "{args:?}");
+        let path = args.last().unwrap().trim_start_matches("out=");
+        assert!(
+            stderr(&output).contains(path),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+        assert!(
+            stderr(&output).starts_with("error: cannot write"),
+            "{}",
+            stderr(&output)
+        );
+    }
+    // The JSON file opened before the failing dump is not left behind.
+    assert!(!json.exists());
+    // `check` opens its JSON before running too.
+    let output = run(&[
+        "check",
+        SET_ROW_READ_COL,
+        "--json",
+        "/nonexistent-directory/report.json",
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(stdout(&output), "");
+}
+
+#[test]
+fn threads_above_the_host_parallelism_are_refused() {
+    let host = std::thread::available_parallelism().unwrap().get();
+    let too_many = (host + 1).to_string();
+    for command in ["run", "check"] {
+        let output = run(&[command, SET_ROW_READ_COL, "--threads", &too_many]);
+        assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+        assert_eq!(stdout(&output), "");
+        assert_eq!(
+            stderr(&output),
+            format!(
+                "error: --threads {too_many}: this host runs at most {host} threads at once (0 uses them all)\n"
+            )
+        );
+        let all = run(&[command, SET_ROW_READ_COL, "--threads", &host.to_string()]);
+        assert_eq!(all.status.code(), Some(0), "{}", stderr(&all));
+    }
+}
+
+/// `MemAvailable` of `/proc/meminfo` in bytes, where there is one.
+fn mem_available() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text
+        .lines()
+        .find(|line| line.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+#[test]
+fn buffers_beyond_the_host_memory_are_refused_up_front() {
+    let Some(available) = mem_available() else {
+        return; // No /proc/meminfo: only the allocation can fail.
+    };
+    let dir = scratch("host_memory");
+    // Buffers of 4 GiB (the most one may hold), more of them than fit.
+    let count = available / (4 << 30) + 2;
+    let mut buffers = String::from("[buffers.data]\ntype = \"f32\"\nlen = 32\n");
+    for index in 0..count {
+        buffers.push_str(&format!(
+            "[buffers.big{index}]\ntype = \"u32\"\nlen = 1073741824\n"
+        ));
+    }
+    let launch = scale_launch(&dir, 32, &buffers);
+    // Were the check missing, the allocation would fail under this limit
+    // (with another message) rather than take the host's memory.
+    let output = run_limited(&dir, &["run", launch.to_str().unwrap()]);
+    assert_no_panic(&output, "host memory");
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let text = stderr(&output);
+    assert!(
+        text.contains(&format!(
+            "the {} buffers take {}.0 GiB ({} bytes), more than the ",
+            count + 1,
+            4 * count,
+            (4 << 30) * count + 128
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains("of memory this host has available ("),
+        "{text}"
+    );
+    assert!(text.contains("`big0`: 4.0 GiB"), "{text}");
+    assert!(
+        text.contains("warpsim holds every buffer in host memory"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_buffer_the_host_cannot_allocate_is_an_error_not_an_abort() {
+    let dir = scratch("allocation");
+    let launch = scale_launch(
+        &dir,
+        32,
+        "[buffers.data]\ntype = \"f32\"\nlen = 32\n[buffers.big]\ntype = \"u8\"\nlen = 3221225472",
+    );
+    // 3 GiB in an address space of 2 GiB.
+    let output = run_with_address_space(&dir, 2 << 20, &["run", launch.to_str().unwrap()]);
+    assert_no_panic(&output, "allocation");
+    let text = stderr(&output);
+    assert!(!text.contains("memory allocation"), "{text}");
+    assert_eq!(output.status.code(), Some(2), "{text}");
+    // Where the host has less than 3 GiB available, the check before the
+    // allocation refuses it instead.
+    assert!(
+        text.contains("buffer `big`: the host cannot allocate 3221225472 bytes (3.0 GiB)")
+            || text.contains("more than the"),
+        "{text}"
+    );
 }
 
 // ---------------------------------------------------------------------------

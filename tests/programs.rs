@@ -25,7 +25,7 @@ fn render(launch: &std::path::Path, host_threads: usize) -> (String, String) {
     let mut text = String::from_utf8_lossy(&result.printed).into_owned();
     text.push_str(&result.report.to_table());
     text.push('\n');
-    for (name, bytes) in &result.buffers {
+    for (name, bytes) in &result.buffers() {
         text.push_str(&format!(
             "buffer {name}: {} bytes, fnv1a {:016x}\n",
             bytes.len(),

@@ -49,11 +49,21 @@ pub fn run_program(name: &str, config: Option<&Path>, host_threads: usize) -> Pr
     let result = prepared
         .execute(host_threads)
         .unwrap_or_else(|error| panic!("{name}: {error}"));
+    let initial = prepared
+        .memory()
+        .unwrap_or_else(|error| panic!("{name}: {error}"));
     ProgramRun {
+        initial: (0..initial.buffer_count())
+            .map(|index| {
+                (
+                    initial.buffer_name(index).to_string(),
+                    initial.contents(index),
+                )
+            })
+            .collect(),
+        buffers: result.buffers(),
         report: result.report,
         failure: result.failure,
-        initial: prepared.buffers.clone(),
-        buffers: result.buffers,
     }
 }
 

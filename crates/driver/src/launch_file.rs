@@ -108,7 +108,7 @@ pub enum FieldValue {
 
 /// What a struct field may be, for messages.
 const FIELD_FORMS: &str =
-    "a struct field is { TYPE = VALUE } with TYPE one of u8 u16 u32 u64 i8 i16 i32 i64 f32 f64 ptr (and optionally offset = BYTES)";
+    "a struct field is { TYPE = VALUE } with TYPE one of u8 u16 u32 u64 i8 i16 i32 i64 f16 bf16 f32 f64 ptr (and optionally offset = BYTES)";
 
 impl<'de> Deserialize<'de> for StructField {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<StructField, D::Error> {
@@ -265,8 +265,9 @@ impl<'de> Deserialize<'de> for Argument {
 pub struct BufferSpec {
     #[serde(rename = "type")]
     pub element: ElementType,
-    /// Number of elements.
-    pub len: u64,
+    /// Number of elements. It may be left out when `init` says how many
+    /// there are (an array of values, an `.npy` file).
+    pub len: Option<u64>,
     #[serde(default)]
     pub init: Init,
 }
@@ -283,6 +284,8 @@ pub enum ElementType {
     I16,
     I32,
     I64,
+    F16,
+    BF16,
     F32,
     F64,
 }
@@ -299,6 +302,8 @@ impl fmt::Display for ElementType {
             ElementType::I16 => "i16",
             ElementType::I32 => "i32",
             ElementType::I64 => "i64",
+            ElementType::F16 => "f16",
+            ElementType::BF16 => "bf16",
             ElementType::F32 => "f32",
             ElementType::F64 => "f64",
         })
@@ -309,14 +314,17 @@ impl ElementType {
     pub fn size(self) -> u64 {
         match self {
             ElementType::U8 | ElementType::I8 => 1,
-            ElementType::U16 | ElementType::I16 => 2,
+            ElementType::U16 | ElementType::I16 | ElementType::F16 | ElementType::BF16 => 2,
             ElementType::U32 | ElementType::I32 | ElementType::F32 => 4,
             ElementType::U64 | ElementType::I64 | ElementType::F64 => 8,
         }
     }
 
     pub fn is_float(self) -> bool {
-        matches!(self, ElementType::F32 | ElementType::F64)
+        matches!(
+            self,
+            ElementType::F16 | ElementType::BF16 | ElementType::F32 | ElementType::F64
+        )
     }
 
     pub fn is_signed(self) -> bool {
@@ -336,6 +344,79 @@ pub enum Init {
     /// `"zero"` or `"iota"`.
     Named(NamedInit),
     Table(TableInit),
+    /// `[1, 2, 3]`: the elements' values, in order.
+    Values(Vec<Number>),
+}
+
+/// A number as TOML wrote it: an integer or a float.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Number {
+    Integer(i64),
+    Float(f64),
+}
+
+impl fmt::Display for Number {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            Number::Integer(value) => write!(f, "{value}"),
+            Number::Float(value) => write!(f, "{value}"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Number {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Number, D::Error> {
+        struct NumberVisitor;
+
+        impl<'de> Visitor<'de> for NumberVisitor {
+            type Value = Number;
+
+            fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+                formatter.write_str("a number")
+            }
+
+            fn visit_i64<E: de::Error>(self, value: i64) -> Result<Number, E> {
+                Ok(Number::Integer(value))
+            }
+
+            fn visit_u64<E: de::Error>(self, value: u64) -> Result<Number, E> {
+                // TOML integers are i64; larger ones are written as floats.
+                Ok(i64::try_from(value)
+                    .map(Number::Integer)
+                    .unwrap_or(Number::Float(value as f64)))
+            }
+
+            fn visit_f64<E: de::Error>(self, value: f64) -> Result<Number, E> {
+                Ok(Number::Float(value))
+            }
+
+            fn visit_str<E: de::Error>(self, value: &str) -> Result<Number, E> {
+                Err(E::custom(format!(
+                    "an `init` array holds numbers, not \"{value}\""
+                )))
+            }
+
+            fn visit_bool<E: de::Error>(self, value: bool) -> Result<Number, E> {
+                Err(E::custom(format!(
+                    "an `init` array holds numbers, not `{value}`"
+                )))
+            }
+
+            fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<Number, A::Error> {
+                Err(de::Error::custom(
+                    "an `init` array holds numbers, not arrays (it is one-dimensional)",
+                ))
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<Number, A::Error> {
+                Err(de::Error::custom(
+                    "an `init` array holds numbers, not tables or dates",
+                ))
+            }
+        }
+
+        deserializer.deserialize_any(NumberVisitor)
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -354,11 +435,14 @@ pub enum TableInit {
     /// `{ file = "PATH" }`: raw little-endian contents, relative to the
     /// launch file.
     File(PathBuf),
+    /// `{ npy = "PATH" }`: a NumPy `.npy` file of the buffer's type,
+    /// relative to the launch file.
+    Npy(PathBuf),
 }
 
 /// What `init` may be, for messages.
-const INIT_FORMS: &str =
-    "`init` must be \"zero\", \"iota\", { fill = N }, { random = SEED } or { file = \"PATH\" }";
+const INIT_FORMS: &str = "`init` must be \"zero\", \"iota\", { fill = N }, { random = SEED }, \
+     { file = \"PATH\" }, { npy = \"PATH\" } or an array of numbers";
 
 impl<'de> Deserialize<'de> for Init {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Init, D::Error> {
@@ -389,6 +473,7 @@ impl<'de> Deserialize<'de> for Init {
                     "fill" => TableInit::Fill(map.next_value()?),
                     "random" => TableInit::Random(map.next_value()?),
                     "file" => TableInit::File(map.next_value()?),
+                    "npy" => TableInit::Npy(map.next_value()?),
                     _ if key.starts_with("$__toml_private") => {
                         return Err(de::Error::custom(format!("{INIT_FORMS}, not a date")))
                     }
@@ -422,8 +507,12 @@ impl<'de> Deserialize<'de> for Init {
                 )))
             }
 
-            fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<Init, A::Error> {
-                Err(de::Error::custom(format!("{INIT_FORMS}, not an array")))
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Init, A::Error> {
+                let mut values = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+                while let Some(value) = seq.next_element::<Number>()? {
+                    values.push(value);
+                }
+                Ok(Init::Values(values))
             }
         }
 

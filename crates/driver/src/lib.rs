@@ -7,8 +7,10 @@
 pub mod buffers;
 pub mod check;
 pub mod diagnostics;
+pub mod dump;
 pub mod error;
 pub mod launch_file;
+pub mod npy;
 pub mod nvrtc;
 pub mod report;
 pub mod toml_file;
@@ -116,8 +118,9 @@ pub struct PreparedLaunch {
     pub kernel: KernelId,
     pub program: Program,
     pub launch: Launch,
-    /// Buffer names and initial contents, in launch-file order.
-    pub buffers: Vec<(String, Vec<u8>)>,
+    /// The buffers, checked, in launch-file order (their indices in global
+    /// memory). Each execution builds them afresh.
+    pub buffers: Vec<buffers::BufferPlan>,
     pub config: MachineConfig,
 }
 
@@ -131,11 +134,46 @@ pub struct RunResult {
     pub failure_is_finding: bool,
     /// The dynamic barrier checker's findings.
     pub findings: Vec<check::FindingReport>,
-    /// Final buffer contents, by name.
-    pub buffers: Vec<(String, Vec<u8>)>,
+    /// The launch's global memory as the kernel left it: the buffers, in
+    /// launch-file order. It is the memory the kernel ran on, kept rather
+    /// than copied, so that large buffers are not held twice.
+    pub memory: GlobalMemory,
+    /// The element type of each buffer of `memory`, by index.
+    pub buffer_types: Vec<launch_file::ElementType>,
     /// What the kernel's `printf` calls printed, byte for byte (the report
     /// holds it as text).
     pub printed: Vec<u8>,
+}
+
+impl RunResult {
+    /// A copy of the final contents of the buffer named `name`.
+    pub fn buffer(&self, name: &str) -> Option<Vec<u8>> {
+        let index = self.memory.buffer_index(name)?;
+        Some(self.memory.contents(index))
+    }
+
+    /// Copies of every buffer's final contents, by name, in order.
+    pub fn buffers(&self) -> Vec<(String, Vec<u8>)> {
+        (0..self.memory.buffer_count())
+            .map(|index| {
+                (
+                    self.memory.buffer_name(index).to_string(),
+                    self.memory.contents(index),
+                )
+            })
+            .collect()
+    }
+
+    /// Writes buffer `index`'s final contents to `out` in `format`, a
+    /// piece at a time.
+    pub fn write_buffer(
+        &self,
+        index: usize,
+        format: dump::DumpFormat,
+        out: &mut impl std::io::Write,
+    ) -> std::io::Result<()> {
+        dump::write_buffer(&self.memory, index, self.buffer_types[index], format, out)
+    }
 }
 
 /// The kernel a launch runs, with its source, to show its declarations.
@@ -380,17 +418,16 @@ pub fn prepare_with(
     let block = dims(&file.block, "block")?;
     let mut buffers = Vec::with_capacity(file.buffers.len());
     for (name, spec) in &file.buffers {
-        let bytes = buffers::initial_contents(name, spec, &base_dir, &launch_file)?;
-        buffers.push((name.clone(), bytes));
+        buffers.push(buffers::plan_buffer(name, spec, &base_dir, &launch_file)?);
     }
     // The module's `.global` variables are buffers too: one the launch file
     // declares under the variable's name gives its initial contents, the
     // others start as the module says; each can be dumped by its name.
     let mut global_variable_addresses = Vec::with_capacity(program.global_variables.len());
     for variable in &program.global_variables {
-        let index = match buffers.iter().position(|(name, _)| *name == variable.name) {
+        let index = match buffers.iter().position(|plan| plan.name == variable.name) {
             Some(index) => {
-                let given = buffers[index].1.len() as u64;
+                let given = buffers[index].bytes();
                 if given != variable.size {
                     let source = KernelSource {
                         module: &module,
@@ -411,12 +448,16 @@ pub fn prepare_with(
                 index
             }
             None => {
-                buffers.push((variable.name.clone(), variable.initial.clone()));
+                buffers.push(buffers::BufferPlan::from_bytes(
+                    &variable.name,
+                    variable.initial.clone(),
+                ));
                 buffers.len() - 1
             }
         };
         global_variable_addresses.push(warpsim_machine::memory::buffer_base(index));
     }
+    buffers::check_host_memory(&buffers, &launch_file, buffers::host_memory().as_ref())?;
     let params = buffers::parameter_buffer(
         &program.params,
         program.param_bytes,
@@ -473,18 +514,28 @@ impl PreparedLaunch {
         sources
     }
 
-    /// Fresh global memory holding the initial buffers.
-    pub fn memory(&self) -> GlobalMemory {
+    /// The index of the buffer named `name` (in launch-file order).
+    pub fn buffer_index(&self, name: &str) -> Option<usize> {
+        self.buffers.iter().position(|buffer| buffer.name == name)
+    }
+
+    /// Fresh global memory holding the initial buffers. It fails when the
+    /// host cannot give the memory, or an input file cannot be read now.
+    pub fn memory(&self) -> Result<GlobalMemory, InputError> {
         let mut memory = GlobalMemory::new();
-        for (name, bytes) in &self.buffers {
-            memory.add_buffer(name, bytes);
+        for plan in &self.buffers {
+            let words = plan.build().map_err(|error| InputError::Launch {
+                path: self.launch_path.clone(),
+                message: error.to_string(),
+            })?;
+            memory.add_words(&plan.name, words);
         }
-        memory
+        Ok(memory)
     }
 
     /// Runs the kernel on `host_threads` threads (0: all cores).
     pub fn execute(&self, host_threads: usize) -> Result<RunResult, InputError> {
-        let memory = self.memory();
+        let memory = self.memory()?;
         let outcome = warpsim_machine::run(
             &self.program,
             &self.launch,
@@ -525,14 +576,6 @@ impl PreparedLaunch {
             printf_output: String::from_utf8_lossy(&outcome.printed).into_owned(),
             printf_dropped_bytes: outcome.printed_dropped,
         });
-        let buffers = (0..memory.buffer_count())
-            .map(|index| {
-                (
-                    memory.buffer_name(index).to_string(),
-                    memory.contents(index),
-                )
-            })
-            .collect();
         let findings = outcome
             .findings
             .iter()
@@ -547,7 +590,8 @@ impl PreparedLaunch {
             failure,
             failure_is_finding,
             findings,
-            buffers,
+            memory,
+            buffer_types: self.buffers.iter().map(|plan| plan.element).collect(),
             printed: outcome.printed,
         })
     }

@@ -698,6 +698,46 @@ pub fn f64_to_f16(value: f64) -> u16 {
     sign | half
 }
 
+/// `f64` to a bfloat16 (1 sign bit, the 8 exponent bits of an `f32`, 7
+/// mantissa bits), rounding to nearest even in one step: going through `f32`
+/// would round twice and can land on the wrong side of a tie. NaN becomes
+/// `0x7fff`, the NaN CUDA's `__float2bfloat16` gives.
+pub fn f64_to_bf16(value: f64) -> u16 {
+    if value.is_nan() {
+        return 0x7fff;
+    }
+    let bits = value.to_bits();
+    let sign = ((bits >> 48) & 0x8000) as u16;
+    let magnitude = value.abs();
+    // The largest bfloat16 is (2 - 2^-7) * 2^127; half a step past it, the
+    // tie goes to the even neighbour, 2^128, which is infinity.
+    if magnitude >= (2.0 - 2f64.powi(-8)) * 2f64.powi(127) {
+        return sign | 0x7f80;
+    }
+    if magnitude < 2f64.powi(-126) {
+        // Subnormals are multiples of 2^-133; the scaling is exact, and 128
+        // units (a carry into the exponent) is the smallest normal.
+        let units = (magnitude * 2f64.powi(133)).round_ties_even() as u16;
+        return sign | units;
+    }
+    // At least 2^-126 here, so the biased f64 exponent is at least 897.
+    let exponent = ((bits >> 52) & 0x7ff) as u16 + 127 - 1023;
+    let mantissa = bits & 0xf_ffff_ffff_ffff;
+    let mut bfloat = (exponent << 7) | (mantissa >> 45) as u16;
+    let rest = mantissa & ((1 << 45) - 1);
+    let halfway = 1 << 44;
+    if rest > halfway || (rest == halfway && bfloat & 1 == 1) {
+        // A carry out of the mantissa correctly bumps the exponent.
+        bfloat += 1;
+    }
+    sign | bfloat
+}
+
+/// A bfloat16's value: its bits are the high half of an `f32`'s.
+pub fn bf16_to_f32(bfloat: u16) -> f32 {
+    f32::from_bits(u32::from(bfloat) << 16)
+}
+
 fn f16_value(half: u64) -> f64 {
     f64::from(f16_to_f32(half as u16))
 }
@@ -989,6 +1029,68 @@ mod test_values {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn bfloat16_rounds_to_nearest_even() {
+        assert_eq!(f64_to_bf16(1.0), 0x3f80);
+        assert_eq!(f64_to_bf16(-2.5), 0xc020);
+        assert_eq!(f64_to_bf16(0.0), 0x0000);
+        assert_eq!(f64_to_bf16(-0.0), 0x8000);
+        // 0.1 is 0x3dcd (0.10009765625), the nearest bfloat16.
+        assert_eq!(f64_to_bf16(0.1), 0x3dcd);
+        // Ties: 1 + 2^-8 is halfway between 1 and 1 + 2^-7, and even (1.0)
+        // wins; 1 + 3 * 2^-8 is halfway between 1 + 2^-7 and 1 + 2^-6.
+        assert_eq!(f64_to_bf16(1.0 + 2f64.powi(-8)), 0x3f80);
+        assert_eq!(f64_to_bf16(1.0 + 3.0 * 2f64.powi(-8)), 0x3f82);
+        // Just above a tie rounds up, where rounding through f32 first
+        // would make it a tie and round down.
+        let above_tie = 1.0 + 2f64.powi(-8) + 2f64.powi(-30);
+        assert_eq!(f64_to_bf16(above_tie), 0x3f81);
+        assert_eq!((above_tie as f32).to_bits() >> 16, 0x3f80);
+        // A carry out of the mantissa bumps the exponent: just under 2
+        // rounds to 2.
+        assert_eq!(f64_to_bf16(2.0 - 2f64.powi(-9)), 0x4000);
+    }
+
+    #[test]
+    fn bfloat16_overflows_to_infinity_and_keeps_nan_and_subnormals() {
+        let largest = (2.0 - 2f64.powi(-7)) * 2f64.powi(127);
+        assert_eq!(f64_to_bf16(largest), 0x7f7f);
+        assert_eq!(f64::from(bf16_to_f32(0x7f7f)), largest);
+        // Halfway to 2^128 ties to even: infinity; just below stays finite.
+        let halfway = (2.0 - 2f64.powi(-8)) * 2f64.powi(127);
+        assert_eq!(f64_to_bf16(halfway), 0x7f80);
+        assert_eq!(f64_to_bf16(halfway * (1.0 - 2f64.powi(-40))), 0x7f7f);
+        assert_eq!(f64_to_bf16(-1e300), 0xff80);
+        assert_eq!(f64_to_bf16(f64::INFINITY), 0x7f80);
+        assert_eq!(f64_to_bf16(f64::NEG_INFINITY), 0xff80);
+        assert_eq!(f64_to_bf16(f64::NAN), 0x7fff);
+        assert!(bf16_to_f32(0x7fff).is_nan());
+        // The smallest subnormal is 2^-133; half of it ties to zero, three
+        // halves tie to two units (even), and the top of the subnormals
+        // carries into the smallest normal, 2^-126.
+        assert_eq!(f64_to_bf16(2f64.powi(-133)), 0x0001);
+        assert_eq!(f64_to_bf16(2f64.powi(-134)), 0x0000);
+        assert_eq!(f64_to_bf16(3.0 * 2f64.powi(-134)), 0x0002);
+        assert_eq!(f64_to_bf16(-2f64.powi(-133)), 0x8001);
+        assert_eq!(f64_to_bf16(2f64.powi(-126) - 2f64.powi(-135)), 0x0080);
+        assert_eq!(f64_to_bf16(2f64.powi(-126)), 0x0080);
+        assert_eq!(f64::from(bf16_to_f32(0x0001)), 2f64.powi(-133));
+        // Below every subnormal, and an f64 subnormal: zero.
+        assert_eq!(f64_to_bf16(1e-300), 0x0000);
+        assert_eq!(f64_to_bf16(-5e-324), 0x8000);
+    }
+
+    #[test]
+    fn bfloat16_agrees_with_f32_where_f32_is_exact() {
+        // Every f32 whose low 16 bits are zero is a bfloat16 and converts to
+        // itself; this walks every such value's exponent and some mantissas.
+        for high in (0u32..0x7f80).step_by(37).chain([0x7f7f, 0x0080, 0x0001]) {
+            let value = f64::from(f32::from_bits(high << 16));
+            assert_eq!(u32::from(f64_to_bf16(value)), high, "{value:e}");
+            assert_eq!(u32::from(f64_to_bf16(-value)), high | 0x8000, "{value:e}");
+        }
+    }
     use super::test_values::{S32, U32};
     use super::*;
 

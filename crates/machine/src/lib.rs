@@ -45,6 +45,11 @@ pub use stats::{InstrStats, RunStats};
 /// (CUDA C++ Programming Guide, "Features and Technical Specifications").
 pub const MAX_LOCAL_BYTES_PER_THREAD: u32 = 512 * 1024;
 
+/// Constant memory a kernel's `.const` variables may take: 64 KiB on every
+/// compute capability (CUDA C++ Programming Guide, "Features and Technical
+/// Specifications").
+pub const MAX_CONST_BYTES: u64 = 64 * 1024;
+
 /// The most host memory one simulated block's registers, local and shared
 /// memory may take; every host thread holds one block at a time.
 pub const MAX_BLOCK_STATE_BYTES: u64 = 256 << 20;

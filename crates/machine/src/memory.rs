@@ -70,7 +70,152 @@ pub struct GlobalMemory {
 struct GlobalBuffer {
     name: String,
     len: u64,
-    words: Box<[AtomicU64]>,
+    /// `len` bytes, little-endian, rounded up to whole words with zeros.
+    words: Vec<AtomicU64>,
+}
+
+/// The host could not give the memory a buffer needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the host cannot allocate {bytes} bytes")]
+pub struct AllocationError {
+    /// The bytes asked for (the buffer rounded up to whole words).
+    pub bytes: u64,
+}
+
+/// A global buffer's words, written front to back before the buffer joins a
+/// [`GlobalMemory`] ([`GlobalMemory::add_words`]). Initial contents go
+/// straight into the words the kernel will use, so building a buffer takes
+/// its size in host memory once, not again for a staging copy.
+#[derive(Debug)]
+pub struct BufferWords {
+    words: Vec<AtomicU64>,
+    /// The buffer's size in bytes.
+    len: u64,
+    /// Bytes written so far.
+    written: u64,
+    /// The bytes of the word being assembled, low bytes first.
+    partial: u64,
+}
+
+impl BufferWords {
+    /// Room for a buffer of `len` bytes, or an error when the host cannot
+    /// give it (never an abort).
+    pub fn with_len(len: u64) -> Result<BufferWords, AllocationError> {
+        let word_count = len.div_ceil(8);
+        let error = AllocationError {
+            bytes: word_count.saturating_mul(8),
+        };
+        let word_count = usize::try_from(word_count).map_err(|_| error)?;
+        let mut words = Vec::new();
+        words.try_reserve_exact(word_count).map_err(|_| error)?;
+        Ok(BufferWords {
+            words,
+            len,
+            written: 0,
+            partial: 0,
+        })
+    }
+
+    /// The buffer's size in bytes.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Bytes written so far.
+    pub fn written(&self) -> u64 {
+        self.written
+    }
+
+    /// Appends the low `size` (1, 2, 4 or 8) bytes of `bits`. A buffer built
+    /// of elements of one size keeps each element inside one word.
+    #[inline]
+    pub fn push(&mut self, bits: u64, size: u32) {
+        let size = u64::from(size);
+        let offset = self.written % 8;
+        if offset + size > 8 || self.written + size > self.len {
+            // Mixed sizes or the buffer's end: byte by byte.
+            self.extend_from_bytes(&bits.to_le_bytes()[..size.min(8) as usize]);
+            return;
+        }
+        self.partial |= (bits & size_mask(size as u32)) << (offset * 8);
+        self.written += size;
+        if self.written.is_multiple_of(8) {
+            self.words.push(AtomicU64::new(self.partial));
+            self.partial = 0;
+        }
+    }
+
+    /// Appends `count` copies of the low `size` (1, 2, 4 or 8) bytes of `bits`.
+    pub fn push_repeated(&mut self, bits: u64, size: u32, count: u64) {
+        let mut remaining = count;
+        // Element by element up to a word boundary, then whole words of
+        // the repeated pattern, then the tail.
+        while remaining > 0 && !self.written.is_multiple_of(8) {
+            self.push(bits, size);
+            remaining -= 1;
+        }
+        let per_word = 8 / u64::from(size.clamp(1, 8));
+        if 8 % u64::from(size.clamp(1, 8)) == 0 {
+            let element = bits & size_mask(size);
+            let pattern = (0..per_word).fold(0u64, |word, index| {
+                word | element << (index * u64::from(size) * 8)
+            });
+            let room = (self.len - self.written) / 8;
+            let whole_words = (remaining / per_word).min(room);
+            self.words.extend(
+                std::iter::repeat_with(|| AtomicU64::new(pattern)).take(whole_words as usize),
+            );
+            self.written += whole_words * 8;
+            remaining -= whole_words * per_word;
+        }
+        for _ in 0..remaining {
+            self.push(bits, size);
+        }
+    }
+
+    /// Appends raw bytes; those past the buffer's end are dropped.
+    pub fn extend_from_bytes(&mut self, bytes: &[u8]) {
+        let room = (self.len - self.written).min(bytes.len() as u64) as usize;
+        let mut bytes = &bytes[..room];
+        while !self.written.is_multiple_of(8) {
+            let Some((&byte, rest)) = bytes.split_first() else {
+                return;
+            };
+            self.partial |= u64::from(byte) << ((self.written % 8) * 8);
+            self.written += 1;
+            bytes = rest;
+            if self.written.is_multiple_of(8) {
+                self.words.push(AtomicU64::new(self.partial));
+                self.partial = 0;
+            }
+        }
+        let mut chunks = bytes.chunks_exact(8);
+        self.words.extend(chunks.by_ref().map(|chunk| {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            AtomicU64::new(u64::from_le_bytes(word))
+        }));
+        self.written += (bytes.len() - chunks.remainder().len()) as u64;
+        for &byte in chunks.remainder() {
+            self.partial |= u64::from(byte) << ((self.written % 8) * 8);
+            self.written += 1;
+        }
+    }
+
+    /// The words, with zeros after the last byte written.
+    fn finish(mut self) -> (u64, Vec<AtomicU64>) {
+        if !self.written.is_multiple_of(8) {
+            self.words.push(AtomicU64::new(self.partial));
+        }
+        let word_count = self.len.div_ceil(8) as usize;
+        // The capacity was reserved up front, so this never reallocates.
+        self.words.resize_with(word_count, || AtomicU64::new(0));
+        (self.len, self.words)
+    }
 }
 
 impl GlobalMemory {
@@ -96,6 +241,18 @@ impl GlobalMemory {
         self.buffers.len() - 1
     }
 
+    /// Adds a buffer built in place ([`BufferWords`]); bytes not written
+    /// are zeros. Returns its index.
+    pub fn add_words(&mut self, name: &str, words: BufferWords) -> usize {
+        let (len, words) = words.finish();
+        self.buffers.push(GlobalBuffer {
+            name: name.to_string(),
+            len,
+            words,
+        });
+        self.buffers.len() - 1
+    }
+
     pub fn buffer_count(&self) -> usize {
         self.buffers.len()
     }
@@ -104,15 +261,43 @@ impl GlobalMemory {
         &self.buffers[index].name
     }
 
+    /// The index of the buffer named `name`.
+    pub fn buffer_index(&self, name: &str) -> Option<usize> {
+        self.buffers.iter().position(|buffer| buffer.name == name)
+    }
+
+    /// The buffer's size in bytes.
+    pub fn buffer_len(&self, index: usize) -> u64 {
+        self.buffers[index].len
+    }
+
+    /// Copies the buffer's bytes from `offset` into `out`, as many as fit
+    /// and are there; returns how many. Large buffers are read out in
+    /// pieces this way without a copy of the whole.
+    pub fn copy_out(&self, index: usize, offset: u64, out: &mut [u8]) -> usize {
+        let buffer = &self.buffers[index];
+        let end = buffer
+            .len
+            .min(offset.saturating_add(out.len() as u64))
+            .max(offset);
+        let count = (end - offset) as usize;
+        let mut position = offset;
+        let mut filled = 0;
+        while filled < count {
+            let word = buffer.words[(position / 8) as usize].load(Ordering::Relaxed);
+            let skip = (position % 8) as usize;
+            let take = (8 - skip).min(count - filled);
+            out[filled..filled + take].copy_from_slice(&word.to_le_bytes()[skip..skip + take]);
+            filled += take;
+            position += take as u64;
+        }
+        count
+    }
+
     /// A copy of the buffer's bytes.
     pub fn contents(&self, index: usize) -> Vec<u8> {
-        let buffer = &self.buffers[index];
-        let mut bytes: Vec<u8> = buffer
-            .words
-            .iter()
-            .flat_map(|word| word.load(Ordering::Relaxed).to_le_bytes())
-            .collect();
-        bytes.truncate(buffer.len as usize);
+        let mut bytes = vec![0u8; self.buffers[index].len as usize];
+        self.copy_out(index, 0, &mut bytes);
         bytes
     }
 
@@ -321,5 +506,71 @@ mod tests {
             }
         );
         assert_eq!(memory.place(buffer_base(3)), GlobalPlace::Unmapped);
+    }
+
+    /// What `build` writes into a buffer of `len` bytes, read back.
+    fn built(len: u64, build: impl FnOnce(&mut BufferWords)) -> Vec<u8> {
+        let mut words = BufferWords::with_len(len).unwrap();
+        build(&mut words);
+        let mut memory = GlobalMemory::new();
+        let index = memory.add_words("b", words);
+        assert_eq!(memory.buffer_index("b"), Some(index));
+        assert_eq!(memory.buffer_len(index), len);
+        memory.contents(index)
+    }
+
+    #[test]
+    fn buffers_built_in_place_hold_what_was_written() {
+        let elements = built(10, |words| {
+            for value in 0..5u64 {
+                words.push(0x100 + value, 2);
+            }
+        });
+        assert_eq!(elements, [0, 1, 1, 1, 2, 1, 3, 1, 4, 1]);
+        // Bytes at any alignment, then elements after them; what is not
+        // written is zero, what is past the end is dropped.
+        let mixed = built(13, |words| {
+            words.extend_from_bytes(&[9, 8, 7]);
+            words.push(0x0605_0403, 4);
+            words.extend_from_bytes(&[1; 9]);
+        });
+        assert_eq!(mixed, [9, 8, 7, 3, 4, 5, 6, 1, 1, 1, 1, 1, 1]);
+        let short = built(12, |words| words.extend_from_bytes(&[5; 9]));
+        assert_eq!(short, [5, 5, 5, 5, 5, 5, 5, 5, 5, 0, 0, 0]);
+        let repeated = built(14, |words| {
+            words.push(1, 2);
+            words.push_repeated(0xabcd, 2, 6);
+        });
+        assert_eq!(
+            repeated,
+            [1, 0, 0xcd, 0xab, 0xcd, 0xab, 0xcd, 0xab, 0xcd, 0xab, 0xcd, 0xab, 0xcd, 0xab]
+        );
+        let too_many = built(3, |words| words.push_repeated(7, 1, 100));
+        assert_eq!(too_many, [7, 7, 7]);
+        assert_eq!(built(0, |words| words.push(1, 8)), []);
+    }
+
+    #[test]
+    fn buffers_are_copied_out_in_pieces() {
+        let mut memory = GlobalMemory::new();
+        let bytes: Vec<u8> = (0..21).collect();
+        let index = memory.add_buffer("b", &bytes);
+        let mut piece = [0u8; 5];
+        assert_eq!(memory.copy_out(index, 3, &mut piece), 5);
+        assert_eq!(piece, [3, 4, 5, 6, 7]);
+        assert_eq!(memory.copy_out(index, 18, &mut piece), 3);
+        assert_eq!(piece[..3], [18, 19, 20]);
+        assert_eq!(memory.copy_out(index, 40, &mut piece), 0);
+    }
+
+    #[test]
+    fn a_buffer_the_host_cannot_hold_is_an_error() {
+        // 4 EiB is more than any host has; the 2^64 - 1 of a corrupt length
+        // is more than an address space can hold.
+        assert_eq!(
+            BufferWords::with_len(1 << 62).unwrap_err(),
+            AllocationError { bytes: 1 << 62 }
+        );
+        assert!(BufferWords::with_len(u64::MAX).is_err());
     }
 }

@@ -855,6 +855,9 @@ impl Lowerer<'_> {
                 self.symbol_address[index] = dynamic_shared_offset;
             }
         }
+        if const_end > crate::MAX_CONST_BYTES {
+            return Err(self.const_too_large(const_end));
+        }
         let mut const_data = vec![0u8; const_end as usize];
         for (index, symbol) in self.kernel.symbols.iter().enumerate() {
             // `.global` variables take initial values too, in their own buffers.
@@ -873,6 +876,32 @@ impl Lowerer<'_> {
             dynamic_shared_offset: dynamic_shared_offset as u32,
             local_bytes: local_end as u32,
         })
+    }
+
+    /// The error of a kernel whose `.const` variables take `const_bytes`,
+    /// more than constant memory holds, at its largest `.const` variable
+    /// (the one to make smaller). It is found while laying out, before the
+    /// constant data would be allocated.
+    #[cold]
+    fn const_too_large(&mut self, const_bytes: u64) -> LowerError {
+        let largest = self
+            .kernel
+            .symbols
+            .iter()
+            .filter(|symbol| symbol.space == StateSpace::Const)
+            .filter_map(|symbol| Some((symbol, symbol.size_bytes()?)))
+            .max_by_key(|&(_, bytes)| bytes);
+        let named = match largest {
+            Some((symbol, bytes)) => {
+                self.loc = symbol.loc;
+                format!("; the largest is `{}`, {bytes} bytes", symbol.name)
+            }
+            None => String::new(),
+        };
+        self.error(format!(
+            "the kernel's .const variables take {const_bytes} bytes, more than the {} bytes (64 KiB) of constant memory{named}",
+            crate::MAX_CONST_BYTES
+        ))
     }
 
     /// A variable's address in its own space: a number known now, or the

@@ -47,10 +47,12 @@ struct RunArgs {
     /// Also write the report as JSON to PATH, or to stdout with `-` (then no table).
     #[arg(long, value_name = "PATH|-")]
     json: Option<String>,
-    /// Write a buffer's final contents (raw little-endian bytes) to a file.
+    /// Write a buffer's final contents to a file: raw little-endian bytes, or
+    /// a NumPy array when PATH ends in `.npy`.
     #[arg(long, value_name = "BUFFER=PATH")]
     dump: Vec<String>,
-    /// Host threads for running blocks (0: all cores). Results do not depend on it.
+    /// Host threads for running blocks (0: all cores; at most the host's
+    /// parallelism). Results do not depend on it.
     #[arg(long, default_value_t = 0)]
     threads: usize,
     /// Also run the barrier checker (as `warpsim check`) and print its findings.
@@ -68,7 +70,8 @@ struct CheckArgs {
     /// Write the JSON report with its `findings` to PATH, or to stdout with `-`.
     #[arg(long, value_name = "PATH|-")]
     json: Option<String>,
-    /// Host threads for running blocks (0: all cores). Findings do not depend on it.
+    /// Host threads for running blocks (0: all cores; at most the host's
+    /// parallelism). Findings do not depend on it.
     #[arg(long, default_value_t = 0)]
     threads: usize,
 }
@@ -136,6 +139,7 @@ fn is_broken_pipe(error: &anyhow::Error) -> bool {
 }
 
 fn run(args: RunArgs) -> anyhow::Result<Outcome> {
+    check_host_threads(args.threads)?;
     let mut dumps = Vec::new();
     for spec in &args.dump {
         let (buffer, path) = spec
@@ -144,31 +148,47 @@ fn run(args: RunArgs) -> anyhow::Result<Outcome> {
         dumps.push((buffer.to_string(), PathBuf::from(path)));
     }
     let prepared = prepare(&args.launch, args.config.as_deref())?;
+    let mut dump_indices = Vec::with_capacity(dumps.len());
     for (buffer, _) in &dumps {
-        if !prepared.buffers.iter().any(|(name, _)| name == buffer) {
+        let Some(index) = prepared.buffer_index(buffer) else {
             anyhow::bail!("--dump {buffer}: the launch file has no buffer `{buffer}`");
-        }
+        };
+        dump_indices.push(index);
     }
-    let (result, checked) = if args.check {
-        let (result, checked) = prepared.check(args.threads)?;
-        (result, Some(checked))
+    // Every output is opened before the run, so that a path that cannot be
+    // written is an error now, not after a long run.
+    let mut created = CreatedFiles::default();
+    let json = JsonOutput::open(args.json.as_deref(), "report", &mut created)?;
+    let mut dump_files = Vec::with_capacity(dumps.len());
+    for ((buffer, path), index) in dumps.iter().zip(dump_indices) {
+        let file = created
+            .create(path)
+            .with_context(|| format!("cannot write buffer `{buffer}` to {}", path.display()))?;
+        dump_files.push((buffer, path, index, file));
+    }
+    let executed = if args.check {
+        prepared
+            .check(args.threads)
+            .map(|(result, checked)| (result, Some(checked)))
     } else {
-        (prepared.execute(args.threads)?, None)
+        prepared.execute(args.threads).map(|result| (result, None))
     };
+    let (result, checked) = executed?;
+    created.keep();
     // Reports and dumps are written even when the kernel failed: partial
     // counters are still counters.
-    let json_on_stdout = write_json(args.json.as_deref(), "report", || result.report.to_json())?;
+    let json_on_stdout = json.write(|| result.report.to_json())?;
     write_printf_output(&result, json_on_stdout)?;
     if !json_on_stdout {
         let mut stdout = std::io::stdout().lock();
         stdout.write_all(result.report.to_table().as_bytes())?;
         stdout.flush()?;
     }
-    for (buffer, path) in &dumps {
-        if let Some((_, bytes)) = result.buffers.iter().find(|(name, _)| name == buffer) {
-            std::fs::write(path, bytes)
-                .with_context(|| format!("cannot write buffer `{buffer}` to {}", path.display()))?;
-        }
+    for (buffer, path, index, file) in dump_files {
+        let format = warpsim_driver::dump::DumpFormat::for_path(path);
+        result
+            .write_buffer(index, format, &mut std::io::BufWriter::new(file))
+            .with_context(|| format!("cannot write buffer `{buffer}` to {}", path.display()))?;
     }
     if let Some(checked) = checked {
         std::io::stderr().write_all(checked.text.as_bytes())?;
@@ -204,6 +224,56 @@ fn write_printf_output(
     Ok(())
 }
 
+/// Refuses `--threads` above the number of threads the host can run at
+/// once: more would only take turns on the same cores, and such a number is
+/// more likely a mistake than a wish. 0 means all of them.
+fn check_host_threads(threads: usize) -> anyhow::Result<()> {
+    // Where the host cannot say, any number is taken.
+    let Ok(available) = std::thread::available_parallelism() else {
+        return Ok(());
+    };
+    if threads > available.get() {
+        anyhow::bail!(
+            "--threads {threads}: this host runs at most {available} threads at once (0 uses them all)"
+        );
+    }
+    Ok(())
+}
+
+/// The output files this command created before running. Unless kept,
+/// they are removed again when it drops (the launch could not run, or
+/// another output could not be opened), so that a refused command leaves no
+/// empty files behind.
+#[derive(Default)]
+struct CreatedFiles {
+    paths: Vec<PathBuf>,
+}
+
+impl CreatedFiles {
+    /// Creates (or truncates) the file at `path` for writing.
+    fn create(&mut self, path: &Path) -> std::io::Result<std::fs::File> {
+        let existed = path.exists();
+        let file = std::fs::File::create(path)?;
+        if !existed {
+            self.paths.push(path.to_path_buf());
+        }
+        Ok(file)
+    }
+
+    /// The run has happened: the files stay, to be written.
+    fn keep(mut self) {
+        self.paths.clear();
+    }
+}
+
+impl Drop for CreatedFiles {
+    fn drop(&mut self) {
+        for path in &self.paths {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
 /// Reads the machine configuration and prepares the launch.
 fn prepare(launch: &Path, config: Option<&Path>) -> anyhow::Result<warpsim_driver::PreparedLaunch> {
     let (config, config_file) = warpsim_driver::read_config(config)?;
@@ -214,38 +284,70 @@ fn prepare(launch: &Path, config: Option<&Path>) -> anyhow::Result<warpsim_drive
     )?)
 }
 
-/// Writes the JSON of `--json` (`json`) to stdout (`-`) or to a file;
-/// returns whether it took stdout. `what` names it in errors.
-fn write_json(
-    json: Option<&str>,
-    what: &str,
-    text: impl FnOnce() -> String,
-) -> anyhow::Result<bool> {
-    match json {
-        Some("-") => {
-            let mut stdout = std::io::stdout().lock();
-            stdout.write_all(text().as_bytes())?;
-            stdout.flush()?;
-            Ok(true)
+/// Where `--json` goes: nowhere, stdout (`-`), or a file opened before the
+/// run.
+enum JsonOutput {
+    None,
+    Stdout,
+    File {
+        path: String,
+        file: std::fs::File,
+        /// What the JSON is, for messages: "report", "findings".
+        what: &'static str,
+    },
+}
+
+impl JsonOutput {
+    /// Opens the output `--json` (`json`) names; `what` names the JSON in errors.
+    fn open(
+        json: Option<&str>,
+        what: &'static str,
+        created: &mut CreatedFiles,
+    ) -> anyhow::Result<JsonOutput> {
+        Ok(match json {
+            None => JsonOutput::None,
+            Some("-") => JsonOutput::Stdout,
+            Some(path) => JsonOutput::File {
+                file: created
+                    .create(Path::new(path))
+                    .with_context(|| format!("cannot write the JSON {what} to {path}"))?,
+                path: path.to_string(),
+                what,
+            },
+        })
+    }
+
+    /// Writes the JSON `text`; returns whether it took stdout.
+    fn write(self, text: impl FnOnce() -> String) -> anyhow::Result<bool> {
+        match self {
+            JsonOutput::None => Ok(false),
+            JsonOutput::Stdout => {
+                let mut stdout = std::io::stdout().lock();
+                stdout.write_all(text().as_bytes())?;
+                stdout.flush()?;
+                Ok(true)
+            }
+            JsonOutput::File {
+                path,
+                mut file,
+                what,
+            } => {
+                file.write_all(text().as_bytes())
+                    .with_context(|| format!("cannot write the JSON {what} to {path}"))?;
+                Ok(false)
+            }
         }
-        Some(path) => {
-            std::fs::write(path, text())
-                .with_context(|| format!("cannot write the JSON {what} to {path}"))?;
-            Ok(false)
-        }
-        None => Ok(false),
     }
 }
 
-/// Writes `--json` (`json`) and then the diagnostics `text`: to stdout, or
+/// Writes the JSON (`json`) and then the diagnostics `text`: to stdout, or
 /// to stderr when the JSON took stdout.
 fn write_checked(
-    json: Option<&str>,
-    what: &str,
+    json: JsonOutput,
     json_text: impl FnOnce() -> String,
     text: &str,
 ) -> anyhow::Result<()> {
-    if write_json(json, what, json_text)? {
+    if json.write(json_text)? {
         std::io::stderr().write_all(text.as_bytes())?;
     } else {
         let mut stdout = std::io::stdout().lock();
@@ -263,14 +365,13 @@ fn check(args: CheckArgs) -> anyhow::Result<Outcome> {
     if is_source {
         return check_source(&args.input, args.json.as_deref());
     }
+    check_host_threads(args.threads)?;
     let prepared = prepare(&args.input, args.config.as_deref())?;
+    let mut created = CreatedFiles::default();
+    let json = JsonOutput::open(args.json.as_deref(), "report", &mut created)?;
     let (result, checked) = prepared.check(args.threads)?;
-    write_checked(
-        args.json.as_deref(),
-        "report",
-        || result.report.to_json(),
-        &checked.text,
-    )?;
+    created.keep();
+    write_checked(json, || result.report.to_json(), &checked.text)?;
     Ok(Outcome::failed_if(checked.failed))
 }
 
@@ -304,12 +405,10 @@ fn check_source(source: &Path, json: Option<&str>) -> anyhow::Result<Outcome> {
         out.push_str(&warpsim_driver::check::summary(&kernel.name, &findings));
         all.extend(findings);
     }
-    write_checked(
-        json,
-        "findings",
-        || warpsim_driver::report::json_text(&all),
-        &out,
-    )?;
+    let mut created = CreatedFiles::default();
+    let json = JsonOutput::open(json, "findings", &mut created)?;
+    created.keep();
+    write_checked(json, || warpsim_driver::report::json_text(&all), &out)?;
     // Static findings are warnings: they say what may happen, not what did.
     Ok(Outcome::Success)
 }
