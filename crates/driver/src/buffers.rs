@@ -90,13 +90,27 @@ pub struct BuildError {
 }
 
 impl BufferPlan {
-    /// A buffer of bytes that starts as `bytes`: a module's `.global`
-    /// variable that the launch file does not initialise.
-    pub fn from_bytes(name: &str, bytes: Vec<u8>) -> BufferPlan {
+    /// A buffer that starts as `bytes`: a module's `.global` variable that
+    /// the launch file does not initialise, whose elements are of the type
+    /// it is declared with (bytes for `.b8` and types buffers lack).
+    pub fn from_bytes(name: &str, declared: ScalarType, bytes: Vec<u8>) -> BufferPlan {
+        let element = match declared {
+            ScalarType::S8 => ElementType::I8,
+            ScalarType::B16 | ScalarType::U16 => ElementType::U16,
+            ScalarType::S16 => ElementType::I16,
+            ScalarType::B32 | ScalarType::U32 => ElementType::U32,
+            ScalarType::S32 => ElementType::I32,
+            ScalarType::B64 | ScalarType::U64 => ElementType::U64,
+            ScalarType::S64 => ElementType::I64,
+            ScalarType::F16 => ElementType::F16,
+            ScalarType::F32 => ElementType::F32,
+            ScalarType::F64 => ElementType::F64,
+            _ => ElementType::U8,
+        };
         BufferPlan {
             name: name.to_string(),
-            element: ElementType::U8,
-            len: bytes.len() as u64,
+            element,
+            len: bytes.len() as u64 / element.size(),
             values: InitialValues::Bytes(bytes),
         }
     }

@@ -450,6 +450,7 @@ pub fn prepare_with(
             None => {
                 buffers.push(buffers::BufferPlan::from_bytes(
                     &variable.name,
+                    variable.ty,
                     variable.initial.clone(),
                 ));
                 buffers.len() - 1

@@ -104,6 +104,9 @@ pub struct ParamSlot {
 #[derive(Clone, Debug, PartialEq)]
 pub struct GlobalVariable {
     pub name: String,
+    /// The element type it is declared with (`.b8` for most arrays NVRTC
+    /// writes).
+    pub ty: ScalarType,
     pub size: u64,
     /// Its initial bytes (the declaration's values, zeros after them).
     pub initial: Vec<u8>,
@@ -921,6 +924,7 @@ impl Lowerer<'_> {
                 let size = declared.size_bytes().unwrap_or(0);
                 self.global_variables.push(GlobalVariable {
                     name: declared.name.clone(),
+                    ty: declared.ty,
                     size,
                     initial: initial_bytes(declared, size),
                     loc: declared.loc,
@@ -1929,6 +1933,7 @@ mod tests {
             program.global_variables,
             [GlobalVariable {
                 name: "g".to_string(),
+                ty: ScalarType::U32,
                 size: 4,
                 initial: vec![7, 0, 0, 0],
                 loc: module.kernels[0].symbols[2].loc,
