@@ -40,6 +40,8 @@ pub struct FindingReport {
     pub block: Option<[u32; 3]>,
     /// How many blocks had it.
     pub blocks: u64,
+    /// The next few blocks that had it, after `block`.
+    pub other_blocks: Vec<[u32; 3]>,
     /// The threads of its primary sites, as ranges.
     pub threads: String,
     pub message: String,
@@ -85,6 +87,7 @@ impl FindingReport {
             line,
             block: Some(finding.block),
             blocks: finding.blocks,
+            other_blocks: finding.other_blocks.clone(),
             threads: thread_ranges(&finding.primary_threads()),
             message: finding.message.clone(),
             sites,
@@ -181,6 +184,7 @@ pub fn static_findings(
                 line,
                 block: None,
                 blocks: 0,
+                other_blocks: Vec::new(),
                 threads: String::new(),
                 message: "barrier reachable by non-uniform control flow: `__syncthreads()` must be reached by every thread of the block or by none".to_string(),
                 sites,
@@ -221,10 +225,18 @@ pub fn render_finding(finding: &FindingReport, sources: &mut Sources) -> String 
     }
     let mut notes = Vec::new();
     if let Some(block) = finding.block {
+        let mut named: Vec<String> = finding
+            .other_blocks
+            .iter()
+            .map(|[x, y, z]| format!("({x},{y},{z})"))
+            .collect();
+        if finding.blocks > 1 + named.len() as u64 {
+            named.push("…".to_string());
+        }
         let more = match finding.blocks {
             0 | 1 => String::new(),
-            2 => " and 1 other block".to_string(),
-            n => format!(" and {} other blocks", n - 1),
+            2 => format!(" and 1 other block, {}", named.join(", ")),
+            n => format!(" and {} other blocks: {}", n - 1, named.join(", ")),
         };
         notes.push(format!(
             "in block ({},{},{}){more}",

@@ -368,8 +368,14 @@ fn fault_message(kind: &FaultKind) -> String {
         FaultKind::Trap => "the kernel executed `trap` (`__trap()`), which stops it".to_string(),
         FaultKind::InvalidAccess { message } | FaultKind::InvalidBarrier { message } => message.clone(),
         FaultKind::Deadlock => "deadlock: no thread of the block can move again".to_string(),
-        FaultKind::Livelock { window } => format!(
-            "livelock: threads ran {window} warp instructions without progress while others wait at a barrier (barriers.livelock_window)"
+        FaultKind::Livelock {
+            window,
+            across_blocks: true,
+        } => format!(
+            "livelock across blocks: after {window} warp instructions without progress (barriers.livelock_window), threads spin polling global memory that only another block could change; blocks run one after another in warpsim"
+        ),
+        FaultKind::Livelock { window, .. } => format!(
+            "livelock: threads ran {window} warp instructions without progress and came back to a state they had been in (barriers.livelock_window)"
         ),
         FaultKind::InstructionLimit { limit } => format!(
             "the block ran more than {limit} warp instructions (limits.max_warp_instructions_per_block)"

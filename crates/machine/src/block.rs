@@ -57,12 +57,18 @@ pub struct BlockRunner<'a> {
     /// since the livelock window ran out without progress.
     spin_mark: Option<u64>,
     spin_states: std::collections::HashSet<u64>,
+    /// Scheduling rounds run since the livelock window ran out.
+    rounds_without_progress: u64,
 }
 
 /// Fingerprints kept per suspected livelock before starting over (bounds
 /// memory; a loop whose state comes back only after more rounds than this
 /// runs on to the instruction limit).
 const MAX_SPIN_STATES: usize = 1 << 14;
+
+/// Past the livelock window with no thread waiting, the block's state is
+/// fingerprinted once every this many scheduling rounds.
+const SPIN_SAMPLE_ROUNDS: u64 = 64;
 
 /// Everything of a block except its warps, so a warp and the block state can
 /// be borrowed at the same time.
@@ -135,6 +141,7 @@ impl<'a> BlockRunner<'a> {
             warps: Vec::new(),
             spin_mark: None,
             spin_states: std::collections::HashSet::new(),
+            rounds_without_progress: 0,
             state: BlockState {
                 block_index: [0; 3],
                 shared: vec![0; shared_bytes],
@@ -207,11 +214,20 @@ impl<'a> BlockRunner<'a> {
                 }
                 return Err(Box::new(self.hang_error(FaultKind::Deadlock)));
             }
-            if self.state.instructions - self.state.checker.last_progress > livelock_window
-                && self.some_path_waits()
-                && self.state_repeats()
-            {
-                return Err(Box::new(self.livelock_error(livelock_window)));
+            // Past the window, the block's state is fingerprinted: every
+            // round while some thread waits, every SPIN_SAMPLE_ROUNDS rounds
+            // otherwise (a long loop that computes without storing is then
+            // hardly slowed). A state that repeats at a fixed stride repeats
+            // in the samples too.
+            if self.state.instructions - self.state.checker.last_progress > livelock_window {
+                self.rounds_without_progress += 1;
+                let sample = self.some_path_waits()
+                    || self.rounds_without_progress % SPIN_SAMPLE_ROUNDS == 0;
+                if sample && self.state_repeats() {
+                    return Err(Box::new(self.livelock_error(livelock_window)));
+                }
+            } else {
+                self.rounds_without_progress = 0;
             }
         }
     }
@@ -264,7 +280,10 @@ impl<'a> BlockRunner<'a> {
     /// innermost loop around it and the address that loop reads.
     #[cold]
     fn livelock_error(&self, window: u64) -> ExecError {
-        let mut error = self.hang_error(FaultKind::Livelock { window });
+        let mut error = self.hang_error(FaultKind::Livelock {
+            window,
+            across_blocks: false,
+        });
         let program = self.env.program;
         for warp in &error.warps {
             for path in warp
@@ -276,23 +295,36 @@ impl<'a> BlockRunner<'a> {
                     continue;
                 };
                 let first_lane = path.lanes.trailing_zeros() as usize;
+                // What the loop reads: a load, or an atomic that changes
+                // nothing (`atomicAdd(p, 0)`, a failing compare-and-swap).
                 let polled = (loop_start..=loop_end).find_map(|pc| {
-                    let Kind::Load { space, addr, .. } = program.code[pc as usize].kind else {
-                        return None;
+                    let (space, addr) = match program.code[pc as usize].kind {
+                        Kind::Load { space, addr, .. } | Kind::Atom { space, addr, .. } => {
+                            (space, addr)
+                        }
+                        _ => return None,
                     };
                     let values = &self.warps[warp.warp as usize].values;
                     let address = lane_address(values, addr, first_lane.min(31));
-                    Some(self.describe_address(space, address))
+                    let global = matches!(resolve(space, address), Target::Global(_));
+                    Some((self.describe_address(space, address), global))
                 });
                 error.spinning.push(SpinLoop {
                     warp: warp.warp,
                     pc: path.pc,
                     loop_start,
                     loop_end,
-                    polled,
+                    polls_global: polled.as_ref().is_some_and(|(_, global)| *global),
+                    polled: polled.map(|(text, _)| text),
                 });
             }
         }
+        let blocks: u64 = self.env.grid.iter().map(|&dim| u64::from(dim)).product();
+        let across_blocks = blocks > 1 && error.spinning.iter().any(|spin| spin.polls_global);
+        error.kind = FaultKind::Livelock {
+            window,
+            across_blocks,
+        };
         error
     }
 
@@ -381,6 +413,7 @@ impl<'a> BlockRunner<'a> {
         }
         self.spin_mark = None;
         self.spin_states.clear();
+        self.rounds_without_progress = 0;
         let valid: Vec<u32> = self.warps.iter().map(|warp| warp.valid).collect();
         self.state
             .checker

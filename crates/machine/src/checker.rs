@@ -632,9 +632,20 @@ impl Finding {
                 FindingKind::Deadlock,
                 "deadlock: no thread of the block can move again".to_string(),
             ),
-            FaultKind::Livelock { .. } => (
+            FaultKind::Livelock {
+                across_blocks: true,
+                ..
+            } => (
+                FindingKind::Livelock,
+                "livelock across blocks: threads spin polling global memory that no thread of their block changes, so only another block can end the loop (a flag, a counter, a grid-wide barrier built from atomics); warpsim runs the blocks of a launch one after another, so a block that waits for a later one spins for ever, and on a GPU it finishes only if every block it waits for is resident at the same time".to_string(),
+            ),
+            FaultKind::Livelock { .. } if some_wait => (
                 FindingKind::Livelock,
                 "livelock: threads spin in a loop that came back to the same state with nothing stored in between, so it never ends, while other threads wait for them at a barrier or a warp-synchronous instruction".to_string(),
+            ),
+            FaultKind::Livelock { .. } => (
+                FindingKind::Livelock,
+                "livelock: threads spin in a loop that came back to the same state with nothing stored in between, so it never ends".to_string(),
             ),
             FaultKind::InstructionLimit { limit } if some_wait => (
                 FindingKind::Livelock,

@@ -72,6 +72,8 @@ pub struct SpinLoop {
     pub loop_end: u32,
     /// The address its loads read, described (`buffer `flag`, offset 0`).
     pub polled: Option<String>,
+    /// Whether that address is in global memory.
+    pub polls_global: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -110,10 +112,14 @@ pub enum FaultKind {
     },
     /// No warp of the block can ever move again.
     Deadlock,
-    /// Some threads wait at a barrier while the others ran `window` warp
-    /// instructions without observable progress.
+    /// Threads ran `window` warp instructions without observable progress,
+    /// and the block came back to a state it had been in: it loops for ever.
+    /// `across_blocks`: the loop polls global memory that no thread of the
+    /// block changes, so only another block (of a launch with more than
+    /// one) could end it.
     Livelock {
         window: u64,
+        across_blocks: bool,
     },
     InstructionLimit {
         limit: u64,

@@ -112,6 +112,9 @@ pub struct Finding {
     pub block: [u32; 3],
     /// How many blocks had the same finding at the same instructions.
     pub blocks: u64,
+    /// The next blocks (by linear index) that had it, after `block`: at
+    /// most [`MAX_NAMED_BLOCKS`] of them.
+    pub other_blocks: Vec<[u32; 3]>,
     /// One sentence: what happened and why it matters.
     pub message: String,
     pub sites: Vec<Site>,
@@ -125,6 +128,7 @@ impl Finding {
             severity,
             block: [0; 3],
             blocks: 1,
+            other_blocks: Vec::new(),
             message: message.into(),
             sites: Vec::new(),
             notes: Vec::new(),
@@ -146,13 +150,27 @@ impl Finding {
     }
 }
 
+/// How many blocks besides the first a finding names.
+pub const MAX_NAMED_BLOCKS: usize = 8;
+
 /// The findings of some blocks, merged by key; each keeps the lowest block
-/// (by linear index) that had it.
+/// (by linear index) that had it, and names the next few.
 #[derive(Clone, Debug, Default)]
 pub struct FindingLog {
-    /// (linear block index, order within the block, finding).
-    entries: Vec<(u64, u32, Finding)>,
+    entries: Vec<LogEntry>,
     index: HashMap<(FindingKind, Vec<u32>), usize>,
+}
+
+#[derive(Clone, Debug)]
+struct LogEntry {
+    /// The linear index of the block whose finding this is, and its order
+    /// among that block's findings.
+    linear: u64,
+    order: u32,
+    finding: Finding,
+    /// The lowest blocks that had it, by linear index, the first included:
+    /// at most one more than are named.
+    lowest_blocks: Vec<(u64, [u32; 3])>,
 }
 
 impl FindingLog {
@@ -174,33 +192,57 @@ impl FindingLog {
     }
 
     fn add(&mut self, linear: u64, order: u32, finding: Finding) {
-        match self.index.get(&finding.key()) {
-            Some(&position) => {
-                let entry = &mut self.entries[position];
-                let blocks = entry.2.blocks + finding.blocks;
-                if (linear, order) < (entry.0, entry.1) {
-                    *entry = (linear, order, finding);
-                }
-                entry.2.blocks = blocks;
-            }
-            None => {
-                self.index.insert(finding.key(), self.entries.len());
-                self.entries.push((linear, order, finding));
-            }
+        let block = finding.block;
+        self.add_entry(LogEntry {
+            linear,
+            order,
+            finding,
+            lowest_blocks: vec![(linear, block)],
+        });
+    }
+
+    fn add_entry(&mut self, new: LogEntry) {
+        let Some(&position) = self.index.get(&new.finding.key()) else {
+            self.index.insert(new.finding.key(), self.entries.len());
+            self.entries.push(new);
+            return;
+        };
+        let entry = &mut self.entries[position];
+        let blocks = entry.finding.blocks + new.finding.blocks;
+        let mut lowest = std::mem::take(&mut entry.lowest_blocks);
+        lowest.extend_from_slice(&new.lowest_blocks);
+        lowest.sort_unstable_by_key(|&(linear, _)| linear);
+        lowest.truncate(MAX_NAMED_BLOCKS + 1);
+        if (new.linear, new.order) < (entry.linear, entry.order) {
+            *entry = new;
         }
+        entry.finding.blocks = blocks;
+        entry.lowest_blocks = lowest;
     }
 
     pub fn merge(&mut self, other: FindingLog) {
-        for (linear, order, finding) in other.entries {
-            self.add(linear, order, finding);
+        for entry in other.entries {
+            self.add_entry(entry);
         }
     }
 
     /// The findings by first block, then in the order that block found them.
     pub fn into_sorted(self) -> Vec<Finding> {
         let mut entries = self.entries;
-        entries.sort_by_key(|(linear, order, _)| (*linear, *order));
-        entries.into_iter().map(|(_, _, finding)| finding).collect()
+        entries.sort_by_key(|entry| (entry.linear, entry.order));
+        entries
+            .into_iter()
+            .map(|entry| {
+                let mut finding = entry.finding;
+                finding.other_blocks = entry
+                    .lowest_blocks
+                    .iter()
+                    .skip(1)
+                    .map(|&(_, block)| block)
+                    .collect();
+                finding
+            })
+            .collect()
     }
 }
 
@@ -341,5 +383,39 @@ mod tests {
         assert_eq!(findings.len(), 1);
         assert_eq!(findings[0].block, [2, 0, 0]);
         assert_eq!(findings[0].blocks, 3);
+        assert_eq!(findings[0].other_blocks, [[5, 0, 0], [9, 0, 0]]);
+    }
+
+    #[test]
+    fn a_log_names_the_lowest_blocks_after_the_first() {
+        let finding = |block: u32| {
+            let mut finding = Finding::new(FindingKind::Livelock, Severity::Error, "spins");
+            finding.block = [block, 0, 0];
+            finding
+                .sites
+                .push(Site::new(3, vec![lanes(0, 1)], "here", true));
+            finding
+        };
+        // Blocks 0 to 19 in an order no host would pick, over two logs.
+        let mut left = FindingLog::default();
+        let mut right = FindingLog::default();
+        for block in (0..20).rev() {
+            let log = if block % 3 == 0 {
+                &mut left
+            } else {
+                &mut right
+            };
+            log.add_block(u64::from(block), [finding(block)]);
+        }
+        left.merge(right);
+        let findings = left.into_sorted();
+        assert_eq!(findings[0].block, [0, 0, 0]);
+        assert_eq!(findings[0].blocks, 20);
+        let named: Vec<u32> = findings[0]
+            .other_blocks
+            .iter()
+            .map(|block| block[0])
+            .collect();
+        assert_eq!(named, (1..=MAX_NAMED_BLOCKS as u32).collect::<Vec<_>>());
     }
 }

@@ -774,7 +774,13 @@ fn spin_deadlock_is_a_livelock_naming_the_loop_and_the_polled_address() {
         .config(config)
         .run();
     let error = out.fault();
-    assert_eq!(error.kind, FaultKind::Livelock { window: 20_000 });
+    assert_eq!(
+        error.kind,
+        FaultKind::Livelock {
+            window: 20_000,
+            across_blocks: false
+        }
+    );
     // Warp 1 spins in the three-instruction loop, reading the flag at the
     // start of the launch's first buffer.
     assert_eq!(error.spinning.len(), 1);
@@ -1055,7 +1061,13 @@ fn a_compare_and_swap_spin_on_a_taken_lock_is_a_livelock() {
         .config(config)
         .run();
     let error = out.fault();
-    assert_eq!(error.kind, FaultKind::Livelock { window: 10_000 });
+    assert_eq!(
+        error.kind,
+        FaultKind::Livelock {
+            window: 10_000,
+            across_blocks: false
+        }
+    );
     assert_eq!(error.spinning.len(), 1);
     assert_eq!(error.spinning[0].loop_start, out.pc("@cas"));
     assert_eq!(out.outcome.findings[0].kind, FindingKind::Livelock);
