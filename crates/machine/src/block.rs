@@ -222,7 +222,9 @@ impl<'a> BlockRunner<'a> {
             if self.state.instructions - self.state.checker.last_progress > livelock_window {
                 self.rounds_without_progress += 1;
                 let sample = self.some_path_waits()
-                    || self.rounds_without_progress % SPIN_SAMPLE_ROUNDS == 0;
+                    || self
+                        .rounds_without_progress
+                        .is_multiple_of(SPIN_SAMPLE_ROUNDS);
                 if sample && self.state_repeats() {
                     return Err(Box::new(self.livelock_error(livelock_window)));
                 }
