@@ -213,10 +213,12 @@ fn pre_volta_semantics_break_the_if_else_barrier_pair() {
 /// error was found, 0 for warnings only.
 #[test]
 fn check_json_lists_the_findings() {
+    // Run from the repository's root, so that paths are relative to it.
     let run = |name: &str| {
         std::process::Command::new(env!("CARGO_BIN_EXE_warpsim"))
+            .current_dir(repo_root())
             .args(["check", "--json", "-"])
-            .arg(repo_root().join("programs/barriers").join(name))
+            .arg(format!("programs/barriers/{name}"))
             .output()
             .expect("warpsim runs")
     };
@@ -229,7 +231,7 @@ fn check_json_lists_the_findings() {
         .find(|finding| finding["kind"] == "barrier-completed-by-exit")
         .expect("the exit finding");
     assert_eq!(dynamic["severity"], "warning");
-    assert_eq!(dynamic["file"], "public-cases.cu");
+    assert_eq!(dynamic["file"], "programs/barriers/public-cases.cu");
     assert_eq!(dynamic["block"], serde_json::json!([0, 0, 0]));
     assert_eq!(dynamic["threads"], "0-63");
     assert!(dynamic["message"].as_str().unwrap().contains("exited"));
@@ -346,4 +348,46 @@ fn outputs_match_the_h100() {
         compared += 1;
     }
     assert!(compared >= 30, "only {compared} kernels compared");
+}
+
+/// A finding in code NVRTC inlined is at the user's call, and its JSON says
+/// which line of the device function the code came from.
+#[test]
+fn findings_in_inlined_code_are_at_the_call() {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_warpsim"))
+        .current_dir(repo_root())
+        .args(["check", "--json", "-"])
+        .arg("programs/barriers/inlineBarrierDivergent.toml")
+        .output()
+        .expect("warpsim runs");
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    let source = std::fs::read_to_string(repo_root().join("programs/barriers/inlined.cu"))
+        .expect("the source");
+    let line_of = |marker: &str| {
+        source
+            .lines()
+            .position(|line| line.contains(marker))
+            .expect("a marked line") as u64
+            + 1
+    };
+    let findings = json["findings"].as_array().expect("findings");
+    // The static finding and the two the run makes.
+    assert_eq!(findings.len(), 3, "{findings:#?}");
+    for finding in findings {
+        assert_eq!(finding["file"], "programs/barriers/inlined.cu");
+        assert_eq!(finding["line"], line_of("<- ib1"));
+        assert_eq!(
+            finding["inlined_from"],
+            serde_json::json!([{"file": "programs/barriers/inlined.cu", "line": line_of("<- ib0")}])
+        );
+    }
+    // The instruction's own line in the report too.
+    let barrier = json["instructions"]
+        .as_array()
+        .expect("instructions")
+        .iter()
+        .find(|instruction| instruction["text"] == "bar.sync 0")
+        .expect("the barrier");
+    assert_eq!(barrier["line"], line_of("<- ib1"));
+    assert_eq!(barrier["inlined_from"][0]["line"], line_of("<- ib0"));
 }

@@ -55,7 +55,12 @@ fn conflicts_by_line(run: &ProgramRun, file: &str) -> BTreeMap<u32, u64> {
     let mut lines = BTreeMap::new();
     for instruction in &run.report.instructions {
         if instruction.bank_conflicts > 0 {
-            assert_eq!(instruction.file, file, "{}", instruction.text);
+            assert_eq!(
+                instruction.file,
+                format!("programs/corpus/{file}"),
+                "{}",
+                instruction.text
+            );
             *lines.entry(instruction.line).or_insert(0) += instruction.bank_conflicts;
         }
     }
@@ -206,8 +211,15 @@ fn reduce4_unroll_last_warp() {
     let input = i32s(&run.initial("in"));
     assert_eq!(i32s(&run.buffer("out")), block_sums(&input, 512));
     assert!(conflicts_by_line(&run, "reductions.cu").is_empty());
-    // The six volatile steps are six lines, each two loads (volatile: both
-    // kept) and one store, once per block.
+    // The six volatile steps are six lines of the device function, each two
+    // loads (volatile: both kept) and one store, once per block; NVRTC
+    // inlined it, so they are reported at the kernel's call, each saying
+    // which line of the function it came from.
+    let call = line_of(
+        "reductions.cu",
+        "reduce4_unroll_last_warp",
+        "warpReduce(sdata, tid);",
+    );
     let line = line_of(
         "reductions.cu",
         "warpReduce",
@@ -218,7 +230,12 @@ fn reduce4_unroll_last_warp() {
             .report
             .instructions
             .iter()
-            .filter(|i| i.line == line + step && i.text.contains(".shared"))
+            .filter(|i| {
+                i.line == call
+                    && i.text.contains(".shared")
+                    && i.inlined_from.len() == 1
+                    && i.inlined_from[0].line == line + step
+            })
             .map(|i| i.executed)
             .sum();
         assert_eq!(executed, 3 * 2, "line {}", line + step);
@@ -446,7 +463,9 @@ fn histogram256_shared_atomics() {
 /// `b = t;`) are made only by the lanes that swap, so their conflicts depend on
 /// the data: worked out here by running the same network on the host; both
 /// lines conflict equally, since s[pos + stride] is s[pos] shifted by a
-/// constant.
+/// constant. NVRTC inlines the comparator, so its conflicts are reported at
+/// its two calls: the building steps' and the final merge's, each with the
+/// comparator's lines as where they came from.
 #[test]
 fn bitonic_sort_shared() {
     let run = run("bitonic_sort_shared");
@@ -455,52 +474,75 @@ fn bitonic_sort_shared() {
     expected.sort_unstable();
     assert_eq!(i32s(&run.buffer("out")), expected);
 
-    let mut load_conflicts = 0;
-    let mut store_conflicts = 0;
-    let mut step = |s: &mut Vec<i32>, stride: usize, direction: &dyn Fn(usize) -> bool| {
-        for warp in 0..16 {
-            let mut loads = Vec::new();
-            let mut stores = Vec::new();
-            for lane in 0..32 {
-                let tid = warp * 32 + lane;
-                let pos = 2 * tid - (tid & (stride - 1));
-                loads.push(pos as u32);
-                if (s[pos] > s[pos + stride]) == direction(tid) {
-                    s.swap(pos, pos + stride);
-                    stores.push(pos as u32);
+    // Conflicts of the loads and stores, while building and while merging.
+    let mut load_conflicts = [0; 2];
+    let mut store_conflicts = [0; 2];
+    let mut phase = 0;
+    let mut step =
+        |s: &mut Vec<i32>, phase: usize, stride: usize, direction: &dyn Fn(usize) -> bool| {
+            for warp in 0..16 {
+                let mut loads = Vec::new();
+                let mut stores = Vec::new();
+                for lane in 0..32 {
+                    let tid = warp * 32 + lane;
+                    let pos = 2 * tid - (tid & (stride - 1));
+                    loads.push(pos as u32);
+                    if (s[pos] > s[pos + stride]) == direction(tid) {
+                        s.swap(pos, pos + stride);
+                        stores.push(pos as u32);
+                    }
+                }
+                load_conflicts[phase] += 2 * (wavefronts(&loads) - 1);
+                if !stores.is_empty() {
+                    // `a = b;` and `b = t;` conflict alike.
+                    store_conflicts[phase] += 2 * (wavefronts(&stores) - 1);
                 }
             }
-            load_conflicts += 2 * (wavefronts(&loads) - 1);
-            if !stores.is_empty() {
-                store_conflicts += wavefronts(&stores) - 1;
-            }
-        }
-    };
+        };
     let mut size = 2;
     while size < 1024 {
         let mut stride = size / 2;
         while stride > 0 {
-            step(&mut s, stride, &|tid| tid & (size / 2) != 0);
+            step(&mut s, phase, stride, &|tid| tid & (size / 2) != 0);
             stride /= 2;
         }
         size *= 2;
     }
+    phase = 1;
     let mut stride = 512;
     while stride > 0 {
-        step(&mut s, stride, &|_| true);
+        step(&mut s, phase, stride, &|_| true);
         stride /= 2;
     }
     assert_eq!(s, expected);
-    assert_eq!(load_conflicts, 40 * 16 * 2);
+    assert_eq!(load_conflicts[0] + load_conflicts[1], 40 * 16 * 2);
     assert_conflicts(
         &run,
         "bitonic-sort.cu",
-        "comparator",
+        "bitonic_sort_shared",
         &[
-            ("if ((a > b) == dir)", load_conflicts),
-            ("a = b;", store_conflicts),
-            ("b = t;", store_conflicts),
+            (
+                "comparator(s[pos], s[pos + stride], ddd);",
+                load_conflicts[0] + store_conflicts[0],
+            ),
+            (
+                "comparator(s[pos], s[pos + stride], 1u);",
+                load_conflicts[1] + store_conflicts[1],
+            ),
         ],
+    );
+    // Where they came from: the comparison and the two swapping stores.
+    let from: std::collections::BTreeSet<u32> = run
+        .report
+        .instructions
+        .iter()
+        .filter(|instruction| instruction.bank_conflicts > 0)
+        .flat_map(|instruction| instruction.inlined_from.iter().map(|place| place.line))
+        .collect();
+    let line = |needle| line_of("bitonic-sort.cu", "comparator", needle);
+    assert_eq!(
+        from,
+        [line("if ((a > b) == dir)"), line("a = b;"), line("b = t;")].into()
     );
 }
 

@@ -150,10 +150,8 @@ fn exercise(text: &str) -> Result<Reached, TestCaseError> {
             reached.ran = 1;
             // A fault is rendered as `warpsim run` renders it.
             if let Some(error) = &outcome.error {
-                let file_of = |pc: u32| {
-                    let loc = program.locations[pc as usize];
-                    (module.file_name(loc.file).to_string(), loc.line)
-                };
+                let locations = warpsim_driver::Locations::default();
+                let file_of = |pc: u32| locations.place(&module, program.locations[pc as usize]);
                 let mut sources = warpsim_driver::diagnostics::Sources::new(Path::new("."));
                 sources.add("fuzz.kir", text.to_string());
                 let _ = warpsim_driver::diagnostics::fault_summary(error, &file_of);

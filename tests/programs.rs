@@ -17,11 +17,7 @@ fn render(launch: &std::path::Path, host_threads: usize) -> (String, String) {
     let mut result = prepared.execute(host_threads).unwrap();
     // Paths in expected files are relative to the repository root.
     let root = format!("{}/", repo_root().display());
-    let report = &mut result.report;
-    report.source = report.source.replace(&root, "");
-    for instruction in &mut report.instructions {
-        instruction.file = instruction.file.replace(&root, "");
-    }
+    result.report = support::relative_to_root(result.report);
     let mut text = String::from_utf8_lossy(&result.printed).into_owned();
     text.push_str(&result.report.to_table());
     text.push('\n');

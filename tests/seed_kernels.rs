@@ -357,7 +357,7 @@ fn cuda_seed_kernels_conflict_where_the_hardware_does() {
             .iter()
             .filter(|instruction| instruction.bank_conflicts > 0)
             .map(|instruction| {
-                assert_eq!(instruction.file, "seed-kernels.cu");
+                assert_eq!(instruction.file, "programs/cuda/seed-kernels.cu");
                 instruction.line
             })
             .collect();

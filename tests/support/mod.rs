@@ -62,9 +62,24 @@ pub fn run_program(name: &str, config: Option<&Path>, host_threads: usize) -> Pr
             })
             .collect(),
         buffers: result.buffers(),
-        report: result.report,
+        report: relative_to_root(result.report),
         failure: result.failure,
     }
+}
+
+/// The report with its paths relative to the repository's root, as the
+/// tests (and a user running from the root) read them; the tests run the
+/// driver with absolute paths.
+pub fn relative_to_root(mut report: Report) -> Report {
+    let root = format!("{}/", repo_root().display());
+    report.source = report.source.replace(&root, "");
+    for instruction in &mut report.instructions {
+        instruction.file = instruction.file.replace(&root, "");
+        for place in &mut instruction.inlined_from {
+            place.file = place.file.replace(&root, "");
+        }
+    }
+    report
 }
 
 pub fn u32s(bytes: &[u8]) -> Vec<u32> {

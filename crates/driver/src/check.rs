@@ -12,6 +12,7 @@ use warpsim_machine::findings::{thread_ranges, Finding};
 pub use warpsim_machine::findings::{FindingKind, Severity};
 
 use crate::diagnostics::{self, Sources};
+use crate::locations::{InlinedFrom, Locations, Place};
 
 /// A place a finding points at.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -26,6 +27,10 @@ pub struct SiteReport {
     pub threads: String,
     pub label: String,
     pub primary: bool,
+    /// Where inside a device function or header the code at this line came
+    /// from, innermost first (absent when it was not inlined).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub inlined_from: Vec<InlinedFrom>,
 }
 
 /// One finding of the JSON report.
@@ -36,6 +41,10 @@ pub struct FindingReport {
     /// Where the finding is: its first primary site.
     pub file: String,
     pub line: u32,
+    /// Where inside a device function or header the primary site's code came
+    /// from, innermost first (absent when it was not inlined).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub inlined_from: Vec<InlinedFrom>,
     /// The first block that had it (`null` for static findings).
     pub block: Option<[u32; 3]>,
     /// How many blocks had it.
@@ -52,39 +61,37 @@ pub struct FindingReport {
 impl FindingReport {
     /// A machine finding, with instruction indices turned into source lines
     /// by `file_of`.
-    pub fn from_machine(
-        finding: &Finding,
-        file_of: &dyn Fn(u32) -> (String, u32),
-    ) -> FindingReport {
+    pub fn from_machine(finding: &Finding, place_of: &dyn Fn(u32) -> Place) -> FindingReport {
         let sites: Vec<SiteReport> = finding
             .sites
             .iter()
             .map(|site| {
-                let (file, line) = file_of(site.pc);
+                let place = place_of(site.pc);
                 let last_line = site
                     .last_pc
-                    .map(|pc| file_of(pc).1)
-                    .filter(|&last| last > line);
+                    .map(|pc| place_of(pc).line)
+                    .filter(|&last| last > place.line);
                 SiteReport {
-                    file,
-                    line,
+                    file: place.file,
+                    line: place.line,
                     last_line,
                     threads: thread_ranges(&site.threads),
                     label: site.label.clone(),
                     primary: site.primary,
+                    inlined_from: place.inlined_from,
                 }
             })
             .collect();
-        let (file, line) = sites
-            .iter()
-            .find(|site| site.primary)
-            .or(sites.first())
-            .map_or((String::new(), 0), |site| (site.file.clone(), site.line));
+        let primary = sites.iter().find(|site| site.primary).or(sites.first());
+        let (file, line, inlined_from) = primary.map_or((String::new(), 0, Vec::new()), |site| {
+            (site.file.clone(), site.line, site.inlined_from.clone())
+        });
         FindingReport {
             kind: finding.kind,
             severity: finding.severity,
             file,
             line,
+            inlined_from,
             block: Some(finding.block),
             blocks: finding.blocks,
             other_blocks: finding.other_blocks.clone(),
@@ -143,31 +150,33 @@ pub fn merge_by_line(findings: Vec<FindingReport>) -> Vec<FindingReport> {
 /// control flow that differs between threads.
 pub fn static_findings(
     module: &Module,
+    locations: &Locations,
     kernel: &Kernel,
     divergent: &[warpsim_ir::uniformity::DivergentBarrier],
 ) -> Vec<FindingReport> {
-    let location = |instr: warpsim_ir::InstrId| {
-        let loc = kernel.instrs[instr.index()].loc;
-        (module.file_name(loc.file).to_string(), loc.line)
-    };
+    let place_of =
+        |instr: warpsim_ir::InstrId| locations.place(module, kernel.instrs[instr.index()].loc);
     let findings = divergent
         .iter()
         .map(|finding| {
-            let (file, line) = location(finding.barrier);
-            let (branch_file, branch_line) = location(finding.branch);
+            let barrier = place_of(finding.barrier);
+            let branch = place_of(finding.branch);
+            let (file, line, inlined_from) =
+                (barrier.file.clone(), barrier.line, barrier.inlined_from.clone());
             let mut sites = vec![SiteReport {
-                file: file.clone(),
-                line,
+                file: barrier.file,
+                line: barrier.line,
                 last_line: None,
                 threads: String::new(),
                 label: "this barrier may be reached by some threads of a block and not by others"
                     .to_string(),
                 primary: true,
+                inlined_from: barrier.inlined_from,
             }];
             if finding.branch != finding.barrier {
                 sites.push(SiteReport {
-                    file: branch_file,
-                    line: branch_line,
+                    file: branch.file,
+                    line: branch.line,
                     last_line: None,
                     threads: String::new(),
                     label: format!(
@@ -175,6 +184,7 @@ pub fn static_findings(
                         finding.reason
                     ),
                     primary: false,
+                    inlined_from: branch.inlined_from,
                 });
             }
             FindingReport {
@@ -182,6 +192,7 @@ pub fn static_findings(
                 severity: Severity::Warning,
                 file,
                 line,
+                inlined_from,
                 block: None,
                 blocks: 0,
                 other_blocks: Vec::new(),
@@ -242,6 +253,23 @@ pub fn render_finding(finding: &FindingReport, sources: &mut Sources) -> String 
             "in block ({},{},{}){more}",
             block[0], block[1], block[2]
         ));
+    }
+    // Code inlined from a device function or a header: where it came from.
+    for site in &finding.sites {
+        if site.inlined_from.is_empty() {
+            continue;
+        }
+        let place = Place {
+            file: site.file.clone(),
+            line: site.line,
+            inlined_from: site.inlined_from.clone(),
+        };
+        if let Some(note) = place.inlined_note() {
+            let note = format!("{}:{}: {note}", site.file, site.line);
+            if !notes.contains(&note) {
+                notes.push(note);
+            }
+        }
     }
     notes.extend(finding.notes.iter().cloned());
     diagnostics::render_lines(

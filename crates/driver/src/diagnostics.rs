@@ -14,6 +14,8 @@ use codespan_reporting::term::{self, termcolor::NoColor};
 use warpsim_ir::{ParseError, VerifyError};
 use warpsim_machine::error::{ExecError, FaultKind, GlobalPlace, PathPosition, Waiting};
 
+use crate::locations::Place;
+
 /// Source texts by the names locations use, read lazily.
 pub struct Sources {
     files: SimpleFiles<String, String>,
@@ -273,11 +275,11 @@ pub fn render_verify_error(error: &VerifyError, sources: &mut Sources) -> String
 }
 
 /// A one-line summary of a fault, for the report's `error` field.
-pub fn fault_summary(error: &ExecError, file_of: &dyn Fn(u32) -> (String, u32)) -> String {
+pub fn fault_summary(error: &ExecError, place_of: &dyn Fn(u32) -> Place) -> String {
     let block = block_text(error.block);
     let place = match &error.site {
         Some(site) => {
-            let (file, line) = file_of(site.pc);
+            let Place { file, line, .. } = place_of(site.pc);
             format!(
                 "{file}:{line}: {block}, thread ({},{},{})",
                 site.thread[0], site.thread[1], site.thread[2]
@@ -395,7 +397,7 @@ fn waiting_text(path: &PathPosition) -> String {
 /// A fault with its source line, or for hangs every stuck warp at its line.
 pub fn render_fault(
     error: &ExecError,
-    file_of: &dyn Fn(u32) -> (String, u32),
+    place_of: &dyn Fn(u32) -> Place,
     sources: &mut Sources,
 ) -> String {
     let block = block_text(error.block);
@@ -419,7 +421,11 @@ pub fn render_fault(
     }
     let mut diagnostic = Diagnostic::error().with_message(fault_message(&error.kind));
     if let Some(site) = &error.site {
-        let (file, line) = file_of(site.pc);
+        let place = place_of(site.pc);
+        if let Some(note) = place.inlined_note() {
+            diagnostic.notes.push(note);
+        }
+        let Place { file, line, .. } = place;
         diagnostic = sources.at_line(
             diagnostic,
             &file,
@@ -435,7 +441,7 @@ pub fn render_fault(
     }
     for warp in &error.warps {
         for path in &warp.paths {
-            let (file, line) = file_of(path.pc);
+            let Place { file, line, .. } = place_of(path.pc);
             let label = format!(
                 "stuck here: warp {}, lanes {}: {}",
                 warp.warp,

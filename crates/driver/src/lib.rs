@@ -10,6 +10,7 @@ pub mod diagnostics;
 pub mod dump;
 pub mod error;
 pub mod launch_file;
+pub mod locations;
 pub mod npy;
 pub mod nvrtc;
 pub mod report;
@@ -22,6 +23,7 @@ use warpsim_machine::{GlobalMemory, Launch, MachineConfig, Program};
 
 pub use error::InputError;
 pub use launch_file::LaunchFile;
+pub use locations::{Locations, Place};
 pub use report::Report;
 use toml_file::FileError;
 pub use toml_file::TomlFile;
@@ -115,6 +117,8 @@ pub struct PreparedLaunch {
     pub source_name: String,
     pub source_text: String,
     pub module: Module,
+    /// Which of the module's files are the user's, for reporting lines.
+    pub locations: Locations,
     pub kernel: KernelId,
     pub program: Program,
     pub launch: Launch,
@@ -300,6 +304,20 @@ impl CudaSource<'_> {
     }
 }
 
+/// [`parse_source`], then the module's files named as the user reads them
+/// ([`Locations::resolve`], from the source's own directory): what every
+/// command that reports lines works on.
+pub fn parse_and_locate(
+    source_name: &str,
+    text: &str,
+    base_dir: &Path,
+) -> Result<(Module, Locations), InputError> {
+    let mut module = parse_source(source_name, text, base_dir)?;
+    let source_dir = Path::new(source_name).parent().unwrap_or(Path::new(""));
+    let locations = Locations::resolve(&mut module, source_dir);
+    Ok((module, locations))
+}
+
 /// Parses the kernel text of `source_name` into a verified module, rendering
 /// errors with their source lines.
 /// The dialect is chosen by the file's extension: `.ptx` is PTX, anything
@@ -348,7 +366,7 @@ pub fn prepare_with(
     let file: LaunchFile = launch_file.parse()?;
     let base_dir = LaunchFile::base_dir(launch_path);
     let source_path = base_dir.join(&file.source);
-    let source_name = source_path.display().to_string();
+    let source_name = locations::display_path(&source_path);
     let extension = source_path
         .extension()
         .and_then(|e| e.to_str())
@@ -380,7 +398,7 @@ pub fn prepare_with(
     } else {
         (source_name, source_text)
     };
-    let module = parse_source(&source_name, &source_text, &base_dir)?;
+    let (module, locations) = parse_and_locate(&source_name, &source_text, &base_dir)?;
     let kernel = module.kernel(&file.kernel).ok_or_else(|| {
         let names: Vec<&str> = module.kernels.iter().map(|k| k.name.as_str()).collect();
         let message = if names.is_empty() {
@@ -488,6 +506,7 @@ pub fn prepare_with(
         source_name,
         source_text,
         module,
+        locations,
         kernel,
         program,
         launch,
@@ -497,11 +516,18 @@ pub fn prepare_with(
 }
 
 impl PreparedLaunch {
+    /// Where instruction `pc` of the program is reported.
+    pub fn place_of(&self, pc: u32) -> Place {
+        self.locations
+            .place(&self.module, self.program.locations[pc as usize])
+    }
+
     /// The static barrier findings of the launched kernel (nothing runs).
     pub fn static_findings(&self) -> Vec<check::FindingReport> {
         // Lowering ran the analysis; its result is kept in the program.
         check::static_findings(
             &self.module,
+            &self.locations,
             &self.module.kernels[self.kernel.index()],
             &self.program.divergent_barriers,
         )
@@ -549,10 +575,7 @@ impl PreparedLaunch {
             message: error.message,
         })?;
         let kernel = &self.module.kernels[self.kernel.index()];
-        let file_of = |pc: u32| {
-            let loc = self.program.locations[pc as usize];
-            (self.module.file_name(loc.file).to_string(), loc.line)
-        };
+        let file_of = |pc: u32| self.place_of(pc);
         let (summary, failure) = match &outcome.error {
             Some(error) => {
                 let mut sources = self.sources();
@@ -565,6 +588,7 @@ impl PreparedLaunch {
         };
         let report = Report::build(report::ReportInput {
             module: &self.module,
+            locations: &self.locations,
             kernel,
             stats: &outcome.stats,
             source: self.source_name.clone(),

@@ -184,3 +184,27 @@ pub fn program_name(source: &Path, base_dir: &Path) -> String {
         .display()
         .to_string()
 }
+
+/// Whether `path` is a header of a CUDA toolkit (the pip packages' include
+/// directories, `CUDA_HOME`, `/usr/local/cuda`) rather than the user's own.
+pub fn is_toolkit_header(path: &Path) -> bool {
+    let Ok(path) = path.canonicalize() else {
+        return false;
+    };
+    if path
+        .components()
+        .collect::<Vec<_>>()
+        .windows(2)
+        .any(|pair| pair[0].as_os_str() == "site-packages" && pair[1].as_os_str() == "nvidia")
+    {
+        return true;
+    }
+    [
+        std::env::var_os("CUDA_HOME").map(PathBuf::from),
+        Some(PathBuf::from("/usr/local/cuda")),
+    ]
+    .into_iter()
+    .flatten()
+    .filter_map(|home| home.canonicalize().ok())
+    .any(|home| path.starts_with(home))
+}

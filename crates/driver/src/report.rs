@@ -15,8 +15,14 @@ use warpsim_machine::{InstrStats, RunStats};
 pub struct InstructionReport {
     pub index: usize,
     pub text: String,
+    /// The line in the user's own files (the call site of an inlined
+    /// device function or header code).
     pub file: String,
     pub line: u32,
+    /// Where inside a device function or header the instruction came from,
+    /// innermost first (absent when it was not inlined).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub inlined_from: Vec<crate::locations::InlinedFrom>,
     /// shared, global, local, param, const, generic; `null` for non-memory instructions.
     pub space: Option<StateSpace>,
     /// ld, st, atom, red; `null` for non-memory instructions.
@@ -94,6 +100,7 @@ fn is_zero(value: &u64) -> bool {
 /// What a report is built from.
 pub struct ReportInput<'a> {
     pub module: &'a Module,
+    pub locations: &'a crate::Locations,
     pub kernel: &'a Kernel,
     pub stats: &'a RunStats,
     pub source: String,
@@ -122,11 +129,13 @@ impl Report {
             if let Some((_, op)) = access {
                 accumulate(&mut totals, op, stats);
             }
+            let place = input.locations.place(input.module, instr.loc);
             instructions.push(InstructionReport {
                 index,
                 text: instruction_text(kernel, instr),
-                file: input.module.file_name(instr.loc.file).to_string(),
-                line: instr.loc.line,
+                file: place.file,
+                line: place.line,
+                inlined_from: place.inlined_from,
                 space: access.map(|(space, _)| space),
                 op: access.map(|(_, op)| op),
                 executed: stats.executed,
@@ -202,9 +211,16 @@ impl Report {
             .max()
             .unwrap_or(0)
             .clamp(11, 48);
+        // Code inlined from a device function or a header: the innermost
+        // place it came from, in a last column shown only when there is one.
+        let inlined = rows.iter().any(|row| !row.inlined_from.is_empty());
+        let from = |row: &InstructionReport| match row.inlined_from.first() {
+            Some(place) if inlined => format!("  {}:{}", place.file, place.line),
+            _ => String::new(),
+        };
         let _ = writeln!(
             out,
-            "\n{:<location_width$}  {:<text_width$}  {:>9}  {:>10}  {:>9}  {:>9}  {:>5}  {:>8}",
+            "\n{:<location_width$}  {:<text_width$}  {:>9}  {:>10}  {:>9}  {:>9}  {:>5}  {:>8}{}",
             "source",
             "instruction",
             "executed",
@@ -212,7 +228,8 @@ impl Report {
             "ideal",
             "conflicts",
             "ways",
-            "sectors"
+            "sectors",
+            if inlined { "  inlined from" } else { "" }
         );
         for (row, location) in rows.iter().zip(&locations) {
             let mut text = row.text.clone();
@@ -238,8 +255,9 @@ impl Report {
             };
             let _ = writeln!(
                 out,
-                "{location:<location_width$}  {text:<text_width$}  {:>9}  {wavefronts:>10}  {ideal:>9}  {conflicts:>9}  {ways:>5}  {sectors:>8}",
-                row.executed
+                "{location:<location_width$}  {text:<text_width$}  {:>9}  {wavefronts:>10}  {ideal:>9}  {conflicts:>9}  {ways:>5}  {sectors:>8}{}",
+                row.executed,
+                from(row)
             );
         }
         let totals = &self.totals;

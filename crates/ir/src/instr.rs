@@ -3,16 +3,31 @@
 //! the PTX ISA (chapter "Instruction Set") closely so that the PTX front end
 //! lowers one PTX instruction to one IR instruction wherever it can.
 
-use crate::kernel::{FileId, LabelId, RegId, SymbolId};
+use crate::kernel::{FileId, InlineSiteId, LabelId, RegId, SymbolId};
 use crate::types::{ScalarType, Scope, SpecialReg, StateSpace};
 
 /// A source position: the file (an index into [`crate::Module::files`]) and
 /// the 1-based line. For `.kir` files it is the line of the instruction itself
 /// unless a `.loc` directive says otherwise; for PTX it is the CUDA line.
+/// Code the compiler inlined also says where it was inlined (PTX's
+/// `.loc ..., inlined_at FILE LINE COLUMN`): a call site of
+/// [`crate::Module::inline_sites`], which may itself be inlined elsewhere.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct SourceLoc {
     pub file: FileId,
     pub line: u32,
+    pub inlined_at: Option<InlineSiteId>,
+}
+
+impl SourceLoc {
+    /// A location in code that was not inlined.
+    pub fn new(file: FileId, line: u32) -> SourceLoc {
+        SourceLoc {
+            file,
+            line,
+            inlined_at: None,
+        }
+    }
 }
 
 /// One instruction with its optional guard predicate (`@%p` or `@!%p`).

@@ -42,13 +42,31 @@ typed_index!(
     /// A variable or parameter of [`Kernel::symbols`].
     SymbolId
 );
+typed_index!(
+    /// A call site that code was inlined at, of [`Module::inline_sites`].
+    InlineSiteId
+);
 
-/// A parsed translation unit: the source files its locations name, and its kernels.
+/// A parsed translation unit: the source files its locations name, the call
+/// sites compiled code was inlined at, and its kernels.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct Module {
     /// File names, as written in `.file` directives or given to the parser.
     pub files: Vec<String>,
+    /// Every call site a location of the module was inlined at, each
+    /// before the sites inlined in it are listed (an outer site comes
+    /// first), in the order the kernels first use them.
+    pub inline_sites: Vec<InlineSite>,
     pub kernels: Vec<Kernel>,
+}
+
+/// A call site that inlined code came from: a line, itself perhaps inlined
+/// at another site (a device function called by a device function).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct InlineSite {
+    pub file: FileId,
+    pub line: u32,
+    pub inlined_at: Option<InlineSiteId>,
 }
 
 impl Module {
@@ -63,6 +81,23 @@ impl Module {
         self.files
             .get(file.index())
             .map_or("<unknown>", String::as_str)
+    }
+
+    /// The places a location stands for, innermost first: its own file and
+    /// line, then each call site it was inlined at, out to the kernel's.
+    pub fn inline_chain(&self, loc: SourceLoc) -> Vec<(FileId, u32)> {
+        let mut chain = vec![(loc.file, loc.line)];
+        let mut next = loc.inlined_at;
+        // A chain visits each site once at most; the bound keeps a module
+        // built by hand with a cycle from looping.
+        for _ in 0..self.inline_sites.len() {
+            let Some(site) = next.and_then(|id| self.inline_sites.get(id.index())) else {
+                break;
+            };
+            chain.push((site.file, site.line));
+            next = site.inlined_at;
+        }
+        chain
     }
 }
 

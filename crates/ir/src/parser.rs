@@ -48,6 +48,8 @@ fn parse(file_name: &str, text: &str, dialect: Dialect) -> Result<Module, ParseE
         module_symbols: Vec::new(),
         own_file: None,
         active_loc: None,
+        inlined_places: HashMap::new(),
+        inline_site_ids: HashMap::new(),
         functions: HashMap::new(),
     };
     if dialect == Dialect::Ptx {
@@ -65,7 +67,55 @@ fn parse(file_name: &str, text: &str, dialect: Dialect) -> Result<Module, ParseE
             format!("file {number} is not declared by a `.file` directive"),
         ));
     }
-    Ok(parser.module)
+    let mut module = parser.module;
+    canonical_inline_sites(&mut module);
+    Ok(module)
+}
+
+/// Keeps the inline sites that locations use, numbered in the order the
+/// module's locations first reach them (a site's parents before it), so
+/// that a module and its printed form parse to the same numbering.
+fn canonical_inline_sites(module: &mut Module) {
+    let old = std::mem::take(&mut module.inline_sites);
+    let mut renumbered: Vec<Option<InlineSiteId>> = vec![None; old.len()];
+    let mut sites = Vec::new();
+    // Gives `site` (and its parents first) a new number.
+    fn visit(
+        site: InlineSiteId,
+        old: &[InlineSite],
+        renumbered: &mut Vec<Option<InlineSiteId>>,
+        sites: &mut Vec<InlineSite>,
+    ) -> InlineSiteId {
+        if let Some(id) = renumbered[site.index()] {
+            return id;
+        }
+        let original = old[site.index()];
+        let inlined_at = original
+            .inlined_at
+            .map(|parent| visit(parent, old, renumbered, sites));
+        let id = InlineSiteId(sites.len() as u32);
+        sites.push(InlineSite {
+            inlined_at,
+            ..original
+        });
+        renumbered[site.index()] = Some(id);
+        id
+    }
+    let mut renumber = |loc: &mut SourceLoc| {
+        if let Some(site) = loc.inlined_at {
+            loc.inlined_at = Some(visit(site, &old, &mut renumbered, &mut sites));
+        }
+    };
+    for kernel in &mut module.kernels {
+        renumber(&mut kernel.loc);
+        for symbol in &mut kernel.symbols {
+            renumber(&mut symbol.loc);
+        }
+        for instr in &mut kernel.instrs {
+            renumber(&mut instr.loc);
+        }
+    }
+    module.inline_sites = sites;
 }
 
 /// Which text form is being read: the two share the instruction grammar.
@@ -94,6 +144,11 @@ struct Parser<'a> {
     own_file: Option<FileId>,
     /// The location set by the last `.loc`.
     active_loc: Option<SourceLoc>,
+    /// For each place a `.loc` has named (file, line, column): where the
+    /// code there was inlined, as that `.loc` said (PTX names a call site
+    /// by its place only).
+    inlined_places: HashMap<(FileId, u32, u64), Option<InlineSiteId>>,
+    inline_site_ids: HashMap<InlineSite, InlineSiteId>,
     /// The device functions (`.func`) of a PTX module, by name, found
     /// before parsing so that calls can be inlined wherever the body is.
     functions: HashMap<String, Function>,
@@ -283,10 +338,7 @@ impl<'a> Parser<'a> {
             self.module.files.push(self.file_name.to_string());
             FileId(self.module.files.len() as u32 - 1)
         });
-        SourceLoc {
-            file,
-            line: token.line,
-        }
+        SourceLoc::new(file, token.line)
     }
 
     fn parse_module(&mut self) -> Result<()> {
@@ -411,18 +463,85 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 
+    /// `.loc FILE LINE [COLUMN]`. In PTX it may go on with
+    /// `, function_name LABEL[+N], inlined_at FILE LINE COLUMN`: the code is
+    /// a function inlined at that place, which is itself inlined where the
+    /// last `.loc` naming that place said. In `.kir` the whole chain is
+    /// written out: `.loc 1 2 inlined_at 1 6 inlined_at 1 12`.
     fn parse_loc_directive(&mut self) -> Result<()> {
         self.next();
-        let (number, number_token) = self.expect_integer("a file number")?;
-        let (line, line_token) = self.expect_integer("a line number")?;
-        // An optional column, and in PTX an optional `, function_name ..., inlined_at ...`.
-        if let TokenKind::Integer(_) = self.peek().kind {
-            if self.peek().line == line_token.line {
+        let (file, line, column) = self.parse_loc_place()?;
+        let mut inlined_at = None;
+        if self.dialect == Dialect::Ptx {
+            while self.eat_punct(',') {
+                let (attribute, attribute_token) =
+                    self.expect_word("`function_name` or `inlined_at`")?;
+                match attribute.as_str() {
+                    "function_name" => {
+                        self.expect_word("a label of the `.debug_str` section")?;
+                        if self.eat_punct('+') {
+                            self.expect_integer("an offset")?;
+                        }
+                    }
+                    "inlined_at" => {
+                        let (at_file, at_line, at_column) = self.parse_loc_place()?;
+                        // Where the call site was itself inlined: what the
+                        // last `.loc` naming that place said.
+                        let parent = self
+                            .inlined_places
+                            .get(&(at_file, at_line, at_column))
+                            .copied()
+                            .flatten();
+                        inlined_at = Some(self.inline_site(InlineSite {
+                            file: at_file,
+                            line: at_line,
+                            inlined_at: parent,
+                        }));
+                    }
+                    _ => {
+                        return Err(
+                            self.unexpected(&attribute_token, "`function_name` or `inlined_at`")
+                        )
+                    }
+                }
+            }
+            self.inlined_places.insert((file, line, column), inlined_at);
+        } else {
+            // `inlined_at` places, innermost first; the outermost is the root.
+            let mut places = Vec::new();
+            while self.peek().kind == TokenKind::Word("inlined_at".to_string()) {
                 self.next();
+                let (at_file, at_line, _) = self.parse_loc_place()?;
+                places.push((at_file, at_line));
+            }
+            for &(at_file, at_line) in places.iter().rev() {
+                inlined_at = Some(self.inline_site(InlineSite {
+                    file: at_file,
+                    line: at_line,
+                    inlined_at,
+                }));
             }
         }
-        if self.dialect == Dialect::Ptx && self.is_punct(',') {
-            self.skip_rest_of_line(&line_token);
+        self.active_loc = Some(SourceLoc {
+            file,
+            line,
+            inlined_at,
+        });
+        self.eat_punct(';');
+        Ok(())
+    }
+
+    /// `FILE LINE [COLUMN]` of a `.loc` or an `inlined_at`, the column 0
+    /// when left out.
+    fn parse_loc_place(&mut self) -> Result<(FileId, u32, u64)> {
+        let (number, number_token) = self.expect_integer("a file number")?;
+        let (line, line_token) = self.expect_integer("a line number")?;
+        let mut column = 0;
+        if let TokenKind::Integer(value) = self.peek().kind {
+            if self.peek().line == line_token.line {
+                self.next();
+                column = value;
+            }
         }
         let file = match self.declared_files.get(&number) {
             Some(&file) => file,
@@ -442,9 +561,18 @@ impl<'a> Parser<'a> {
         };
         let line =
             u32::try_from(line).map_err(|_| self.error_at(&line_token, "line number too large"))?;
-        self.active_loc = Some(SourceLoc { file, line });
-        self.eat_punct(';');
-        Ok(())
+        Ok((file, line, column))
+    }
+
+    /// The id of an inline site, the same for the same site.
+    fn inline_site(&mut self, site: InlineSite) -> InlineSiteId {
+        if let Some(&id) = self.inline_site_ids.get(&site) {
+            return id;
+        }
+        let id = InlineSiteId(self.module.inline_sites.len() as u32);
+        self.module.inline_sites.push(site);
+        self.inline_site_ids.insert(site, id);
+        id
     }
 
     fn parse_kernel(&mut self) -> Result<()> {

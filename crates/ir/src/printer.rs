@@ -31,7 +31,7 @@ fn write_module(out: &mut String, module: &Module) -> fmt::Result {
     let mut last_loc = None;
     for kernel in &module.kernels {
         writeln!(out)?;
-        write_loc(out, &mut last_loc, kernel.loc, "")?;
+        write_loc(out, module, &mut last_loc, kernel.loc, "")?;
         write!(out, ".kernel {}(", kernel.name)?;
         for (position, (_, param)) in kernel.params().enumerate() {
             if position > 0 {
@@ -54,7 +54,7 @@ fn write_module(out: &mut String, module: &Module) -> fmt::Result {
             .iter()
             .filter(|s| s.space != StateSpace::Param)
         {
-            write_loc(out, &mut last_loc, symbol.loc, "    ")?;
+            write_loc(out, module, &mut last_loc, symbol.loc, "    ")?;
             let prefix = if symbol.len.is_none() { ".extern " } else { "" };
             write!(
                 out,
@@ -100,7 +100,7 @@ fn write_module(out: &mut String, module: &Module) -> fmt::Result {
         let labels_at = labels_by_position(kernel);
         for (index, instr) in kernel.instrs.iter().enumerate() {
             write_labels(out, &labels_at[index])?;
-            write_loc(out, &mut last_loc, instr.loc, "    ")?;
+            write_loc(out, module, &mut last_loc, instr.loc, "    ")?;
             write!(out, "    ")?;
             write_instruction(out, kernel, instr)?;
             writeln!(out, ";")?;
@@ -113,12 +113,17 @@ fn write_module(out: &mut String, module: &Module) -> fmt::Result {
 
 fn write_loc(
     out: &mut String,
+    module: &Module,
     last: &mut Option<SourceLoc>,
     loc: SourceLoc,
     indent: &str,
 ) -> fmt::Result {
     if *last != Some(loc) {
-        writeln!(out, "{indent}.loc {} {}", loc.file.0, loc.line)?;
+        write!(out, "{indent}.loc {} {}", loc.file.0, loc.line)?;
+        for &(file, line) in &module.inline_chain(loc)[1..] {
+            write!(out, " inlined_at {} {line}", file.0)?;
+        }
+        writeln!(out)?;
         *last = Some(loc);
     }
     Ok(())

@@ -375,27 +375,27 @@ fn check(args: CheckArgs) -> anyhow::Result<Outcome> {
     Ok(Outcome::failed_if(checked.failed))
 }
 
-/// Reads and parses a `.kir` or `.ptx` file: its name, text, directory and
-/// module.
-fn read_source(source: &Path) -> anyhow::Result<(String, String, PathBuf, warpsim_ir::Module)> {
+/// Reads a `.kir` or `.ptx` file: its name as shown, text and directory.
+fn read_source(source: &Path) -> anyhow::Result<(String, String, PathBuf)> {
     let text = std::fs::read_to_string(source)
         .with_context(|| format!("cannot read {}", source.display()))?;
     let base_dir = source.parent().map(PathBuf::from).unwrap_or_default();
-    let name = source.display().to_string();
-    let module = warpsim_driver::parse_source(&name, &text, &base_dir)?;
-    Ok((name, text, base_dir, module))
+    let name = warpsim_driver::locations::display_path(source);
+    Ok((name, text, base_dir))
 }
 
 /// The static check of every kernel of a source file, without running.
 fn check_source(source: &Path, json: Option<&str>) -> anyhow::Result<Outcome> {
-    let (name, text, base_dir, module) = read_source(source)?;
+    let (name, text, base_dir) = read_source(source)?;
+    let (module, locations) = warpsim_driver::parse_and_locate(&name, &text, &base_dir)?;
     let mut sources = warpsim_driver::diagnostics::Sources::new(&base_dir);
     sources.add(&name, text);
     let mut out = String::new();
     let mut all = Vec::new();
     for kernel in &module.kernels {
         let divergent = warpsim_ir::uniformity::divergent_barriers(kernel);
-        let findings = warpsim_driver::check::static_findings(&module, kernel, &divergent);
+        let findings =
+            warpsim_driver::check::static_findings(&module, &locations, kernel, &divergent);
         for finding in &findings {
             out.push_str(&warpsim_driver::check::render_finding(
                 finding,
@@ -414,7 +414,10 @@ fn check_source(source: &Path, json: Option<&str>) -> anyhow::Result<Outcome> {
 }
 
 fn print(source: PathBuf) -> anyhow::Result<Outcome> {
-    let (_, _, _, module) = read_source(&source)?;
+    // The printed form keeps the file names as written: it may be saved
+    // beside the source.
+    let (name, text, base_dir) = read_source(&source)?;
+    let module = warpsim_driver::parse_source(&name, &text, &base_dir)?;
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(warpsim_ir::print_module(&module).as_bytes())?;
     Ok(Outcome::Success)
