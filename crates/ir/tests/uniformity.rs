@@ -807,6 +807,9 @@ const EXPLAINED: &[(&str, &str, u32)] = &[
     // if (idx % 2 == 0) __syncthreads(); as the last statement: the others
     // skip it on their way to the exit.
     ("barriers/skip-to-exit.ptx", "evenThenExit", 15),
+    // if (t % 2) stage(s, t); where the inlined stage() holds the barrier
+    // (line 7 of the function; the analysis reads the innermost lines).
+    ("barriers/inlined.ptx", "inlineBarrierDivergent", 7),
     // A __noinline__ device function with a barrier, called under
     // if (tid % 2) (after inlining into the kernel by the parser), and called
     // in both arms of such an if.
