@@ -855,11 +855,13 @@ fn scalar_bits(ty: ScalarType, integer: i128, float: Option<f64>) -> Result<u64,
         }
         TypeKind::Predicate => Err("a parameter cannot be a predicate".to_string()),
         kind => {
+            // NVRTC declares an `int` parameter `.u32`: unsigned and bit
+            // types take negative values too, as their two's complement
+            // (C's conversion), from the signed minimum to the unsigned
+            // maximum.
             let bits = ty.bits();
             let (min, max) = if kind == TypeKind::Signed {
                 (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
-            } else if kind == TypeKind::Unsigned {
-                (0, (1i128 << bits) - 1)
             } else {
                 (-(1i128 << (bits - 1)), (1i128 << bits) - 1)
             };

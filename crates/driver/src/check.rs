@@ -336,8 +336,7 @@ impl crate::PreparedLaunch {
             }
             failed = true;
         }
-        let kernel = &self.module.kernels[self.kernel.index()].name;
-        text.push_str(&summary(kernel, &findings));
+        text.push_str(&summary(&self.kernel_name, &findings));
         Ok((
             result,
             CheckOutcome {

@@ -35,6 +35,10 @@ pub struct LaunchFile {
     /// For `.cu` sources: include directories, relative to this file.
     #[serde(default)]
     pub include: Vec<PathBuf>,
+    /// For `.cu` sources: further NVRTC options (`["-G", "-lineinfo"]`,
+    /// `["--use_fast_math"]`), after warpsim's own.
+    #[serde(default)]
+    pub nvrtc_options: Vec<String>,
 }
 
 /// An argument: a string names a buffer, a number is a scalar, an array of

@@ -6,6 +6,7 @@
 
 pub mod buffers;
 pub mod check;
+pub mod cuda_source;
 pub mod diagnostics;
 pub mod dump;
 pub mod error;
@@ -120,6 +121,9 @@ pub struct PreparedLaunch {
     /// Which of the module's files are the user's, for reporting lines.
     pub locations: Locations,
     pub kernel: KernelId,
+    /// The kernel's name as the launch gives it: its CUDA name for a C++
+    /// kernel (`transpose<float>`), whose PTX name is mangled.
+    pub kernel_name: String,
     pub program: Program,
     pub launch: Launch,
     /// The buffers, checked, in launch-file order (their indices in global
@@ -241,16 +245,33 @@ struct CudaSource<'a> {
     text: &'a str,
 }
 
+/// A `.cu` source compiled: its PTX (named as shown in messages), and what
+/// the source says of the launched kernel.
+struct CompiledCuda {
+    ptx_name: String,
+    ptx: String,
+    /// The kernel's name in the PTX (mangled for C++ kernels), where it
+    /// differs from the name the launch gives.
+    ptx_kernel: Option<String>,
+    /// The kernel's declaration in the source, if it was found there.
+    signature: Option<cuda_source::KernelSignature>,
+    /// Every kernel the source declares, by its CUDA name.
+    kernel_names: Vec<String>,
+}
+
 impl CudaSource<'_> {
-    /// Compiles the source with NVRTC, with the launch file's `defines` and
-    /// `include`, into PTX: its name as shown in messages, and its text.
+    /// Compiles the source with NVRTC, with the launch file's `defines`,
+    /// `include` and `nvrtc_options`, the source's own directory and CUDA's
+    /// headers on the include path, into PTX. A kernel without C linkage
+    /// (a C++ name, a template) is found by its CUDA name through an NVRTC
+    /// name expression.
     fn compile(
         &self,
         file: &LaunchFile,
         launch_file: &TomlFile,
         base_dir: &Path,
         config: &MachineConfig,
-    ) -> Result<(String, String), InputError> {
+    ) -> Result<CompiledCuda, InputError> {
         let source_name = self.name;
         // NVRTC takes the source as a C string, which ends at a NUL.
         if let Some(offset) = self.text.find('\0') {
@@ -266,6 +287,12 @@ impl CudaSource<'_> {
                 .also_at(&["source"], "")
                 .into_error());
         }
+        // `-I` with nothing after it would take the next option as its
+        // directory: the working directory is `.`.
+        let source_dir = match self.path.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => dir,
+            _ => Path::new("."),
+        };
         let mut options: Vec<String> = file
             .defines
             .iter()
@@ -276,32 +303,88 @@ impl CudaSource<'_> {
                 .iter()
                 .map(|dir| format!("-I{}", base_dir.join(dir).display())),
         );
-        let name = nvrtc::program_name(self.path, base_dir);
+        options.push(format!("-I{}", source_dir.display()));
+        options.extend(file.nvrtc_options.iter().cloned());
+        let signatures = cuda_source::kernels(self.text);
+        let base_name = file.kernel.split('<').next().unwrap_or("").trim();
+        let signature = signatures
+            .iter()
+            .find(|kernel| kernel.name == base_name || kernel.name.rsplit("::").next() == Some(base_name))
+            .cloned();
+        if let Some(kernel) = &signature {
+            if kernel.template.is_some() && !file.kernel.contains('<') {
+                let example = kernel.instantiation.as_deref().unwrap_or("float");
+                return Err(launch_file
+                    .error(format!(
+                        "`{}` is a template: name the instantiation to run, e.g. `{}<{example}>`",
+                        kernel.name, kernel.name
+                    ))
+                    .at(&["kernel"], "")
+                    .into_error());
+            }
+        }
+        // Kernels with C linkage keep their names; others are asked for.
+        let name_expressions: Vec<String> = match &signature {
+            Some(kernel) if kernel.extern_c => Vec::new(),
+            Some(_) => vec![file.kernel.clone()],
+            None => Vec::new(),
+        };
         let architecture = nvrtc::architecture(config.device.compute_capability);
-        let ptx =
-            nvrtc::compile(&name, self.text, &architecture, &options).map_err(
-                |error| match error {
-                    nvrtc::CompileError::NotFound(message) => {
-                        launch_file.error(message).at(&["source"], "").into_error()
-                    }
-                    nvrtc::CompileError::Rejected { log } => InputError::Located {
-                        summary: format!("{source_name}: NVRTC rejected the source"),
-                        rendered: format!("{log}error: NVRTC could not compile {source_name}\n"),
-                    },
-                },
-            )?;
+        let program_name = nvrtc::program_name(self.path);
+        let request = nvrtc::CompileRequest {
+            name: &program_name,
+            source: self.text,
+            architecture: &architecture,
+            options: &options,
+            name_expressions: &name_expressions,
+        };
+        let compiled = nvrtc::compile(&request).map_err(|error| match error {
+            nvrtc::CompileError::NotFound(message) => {
+                launch_file.error(message).at(&["source"], "").into_error()
+            }
+            nvrtc::CompileError::Rejected { log } => InputError::Located {
+                summary: format!("{source_name}: NVRTC rejected the source"),
+                rendered: format!(
+                    "{}error: NVRTC could not compile {source_name}\n",
+                    nvrtc_log_paths(&log, &program_name, source_name)
+                ),
+            },
+        })?;
         // NVRTC writes the working directory before the name in `.file`;
-        // relative names are found beside the launch file.
+        // relative names are found beside the source.
         let cwd = std::env::current_dir()
             .map(|dir| format!("\"{}/", dir.display()))
             .unwrap_or_default();
         let ptx = if cwd.is_empty() {
-            ptx
+            compiled.ptx
         } else {
-            ptx.replace(&cwd, "\"")
+            compiled.ptx.replace(&cwd, "\"")
         };
-        Ok((format!("{source_name}.ptx"), ptx))
+        Ok(CompiledCuda {
+            ptx_name: format!("{source_name}.ptx"),
+            ptx,
+            ptx_kernel: compiled.lowered_names.into_iter().next().flatten(),
+            signature,
+            kernel_names: signatures
+                .iter()
+                .map(|kernel| match kernel.template {
+                    Some(_) => format!("{}<...>", kernel.name),
+                    None => kernel.name.clone(),
+                })
+                .collect(),
+        })
     }
+}
+
+/// NVRTC's log names the source by its program name: name it as the user
+/// does (its path from the working directory).
+fn nvrtc_log_paths(log: &str, program_name: &str, source_name: &str) -> String {
+    log.lines()
+        .map(|line| match line.strip_prefix(program_name) {
+            Some(rest) if rest.starts_with('(') => format!("{source_name}{rest}\n"),
+            _ => format!("{line}\n"),
+        })
+        .collect()
 }
 
 /// [`parse_source`], then the module's files named as the user reads them
@@ -388,19 +471,30 @@ pub fn prepare_with(
     })?;
     // CUDA goes through NVRTC to PTX first; the PTX's `.loc` lines keep the
     // CUDA file and lines, so reports speak of the `.cu` source.
+    let mut signature = None;
+    let mut ptx_kernel = None;
+    let mut cuda_kernel_names = None;
     let (source_name, source_text) = if extension == "cu" {
         let cuda = CudaSource {
             path: &source_path,
             name: &source_name,
             text: &source_text,
         };
-        cuda.compile(&file, &launch_file, &base_dir, &config)?
+        let compiled = cuda.compile(&file, &launch_file, &base_dir, &config)?;
+        signature = compiled.signature;
+        ptx_kernel = compiled.ptx_kernel;
+        cuda_kernel_names = Some(compiled.kernel_names);
+        (compiled.ptx_name, compiled.ptx)
     } else {
         (source_name, source_text)
     };
     let (module, locations) = parse_and_locate(&source_name, &source_text, &base_dir)?;
-    let kernel = module.kernel(&file.kernel).ok_or_else(|| {
-        let names: Vec<&str> = module.kernels.iter().map(|k| k.name.as_str()).collect();
+    let kernel = module.kernel(ptx_kernel.as_deref().unwrap_or(&file.kernel)).ok_or_else(|| {
+        // A CUDA source's kernels by their CUDA names, not their PTX ones.
+        let names: Vec<&str> = match &cuda_kernel_names {
+            Some(names) => names.iter().map(String::as_str).collect(),
+            None => module.kernels.iter().map(|k| k.name.as_str()).collect(),
+        };
         let message = if names.is_empty() {
             format!(
                 "no kernel `{}` in {source_name}: the file defines no kernel",
@@ -415,7 +509,7 @@ pub fn prepare_with(
         };
         launch_file.error(message).at(&["kernel"], "").into_error()
     })?;
-    let program = Program::lower(&module, kernel).map_err(|error| {
+    let mut program = Program::lower(&module, kernel).map_err(|error| {
         let mut sources = diagnostics::Sources::new(&base_dir);
         sources.add(&source_name, source_text.clone());
         InputError::Located {
@@ -428,6 +522,17 @@ pub fn prepare_with(
             ),
         }
     })?;
+    // Messages name parameters as the CUDA source does (`n`, not
+    // `_Z1kPii_param_2`).
+    if let Some(signature) = &signature {
+        if signature.params.len() == program.params.len() {
+            for (slot, param) in program.params.iter_mut().zip(&signature.params) {
+                if !param.name.is_empty() {
+                    slot.name = param.name.clone();
+                }
+            }
+        }
+    }
     let dims = |values: &[u32], what: &str| {
         LaunchFile::dims(values, what)
             .map_err(|message| launch_file.error(message).at(&[what], "").into_error())
@@ -508,6 +613,7 @@ pub fn prepare_with(
         module,
         locations,
         kernel,
+        kernel_name: file.kernel.clone(),
         program,
         launch,
         buffers,
@@ -587,6 +693,7 @@ impl PreparedLaunch {
             None => (None, None),
         };
         let report = Report::build(report::ReportInput {
+            kernel_name: &self.kernel_name,
             module: &self.module,
             locations: &self.locations,
             kernel,

@@ -4,13 +4,21 @@
 //! `site-packages/nvidia/cuda_nvrtc/lib/`. The library is looked for in
 //! `WARPSIM_NVRTC` (a path to the library), in that pip package for the
 //! `python3` on the PATH, and in a CUDA toolkit (`CUDA_HOME`, `/usr/local/cuda`).
+//! CUDA's own headers (`cuda_fp16.h`, `cooperative_groups.h`, ...) are
+//! found the same way, in the pip packages `nvidia-cuda-runtime-cu12` and
+//! `nvidia-cuda-cccl-cu12` or a toolkit's `include`; the C library headers
+//! CUDA code includes for `printf` and `assert` are given to NVRTC as
+//! empty shims, since NVRTC declares both itself.
 //!
-//! The interface used is the stable C API of `nvrtc.h`: create a program,
-//! compile it with options, read the log and the PTX.
+//! The interface used is the stable C API of `nvrtc.h`: create a program
+//! (with headers), add name expressions (the C++ names of kernels, to learn
+//! their mangled PTX names), compile it with options, read the log, the PTX
+//! and the lowered names.
 
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::OnceLock;
 
 /// Why a `.cu` file could not be turned into PTX.
 #[derive(Debug)]
@@ -33,6 +41,49 @@ type CompileProgram = unsafe extern "C" fn(*mut c_void, c_int, *const *const c_c
 type GetSize = unsafe extern "C" fn(*mut c_void, *mut usize) -> c_int;
 type GetText = unsafe extern "C" fn(*mut c_void, *mut c_char) -> c_int;
 type DestroyProgram = unsafe extern "C" fn(*mut *mut c_void) -> c_int;
+type AddNameExpression = unsafe extern "C" fn(*mut c_void, *const c_char) -> c_int;
+type GetLoweredName =
+    unsafe extern "C" fn(*mut c_void, *const c_char, *mut *const c_char) -> c_int;
+
+/// What the Python on the PATH knows of NVIDIA's pip packages: the
+/// directories of `nvidia.cuda_nvrtc`, `nvidia.cuda_runtime` and
+/// `nvidia.cuda_cccl` (asked once per process).
+fn pip_packages() -> &'static [Option<PathBuf>; 3] {
+    static PACKAGES: OnceLock<[Option<PathBuf>; 3]> = OnceLock::new();
+    PACKAGES.get_or_init(|| {
+        let query = "import importlib.util\n\
+            for name in ('nvidia.cuda_nvrtc', 'nvidia.cuda_runtime', 'nvidia.cuda_cccl'):\n\
+            \x20   try:\n\
+            \x20       spec = importlib.util.find_spec(name)\n\
+            \x20       print(list(spec.submodule_search_locations)[0] if spec else '')\n\
+            \x20   except Exception:\n\
+            \x20       print('')\n";
+        let mut found = [None, None, None];
+        if let Ok(output) = Command::new("python3").args(["-c", query]).output() {
+            if output.status.success() {
+                let text = String::from_utf8_lossy(&output.stdout);
+                for (slot, line) in found.iter_mut().zip(text.lines()) {
+                    let line = line.trim();
+                    if !line.is_empty() {
+                        *slot = Some(PathBuf::from(line));
+                    }
+                }
+            }
+        }
+        found
+    })
+}
+
+/// The CUDA toolkit directories: `CUDA_HOME`, and the usual install place.
+fn toolkit_homes() -> Vec<PathBuf> {
+    [
+        std::env::var_os("CUDA_HOME").map(PathBuf::from),
+        Some(PathBuf::from("/usr/local/cuda")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
 
 /// Where an NVRTC library may be, most specific first.
 fn candidates() -> Vec<PathBuf> {
@@ -40,44 +91,65 @@ fn candidates() -> Vec<PathBuf> {
     if let Some(named) = std::env::var_os("WARPSIM_NVRTC") {
         paths.push(PathBuf::from(named));
     }
-    // The pip package's location, as the Python on the PATH sees it.
-    let query = "import nvidia.cuda_nvrtc as m; print(list(m.__path__)[0])";
-    if let Ok(output) = Command::new("python3").args(["-c", query]).output() {
-        if output.status.success() {
-            let dir = PathBuf::from(String::from_utf8_lossy(&output.stdout).trim()).join("lib");
-            if let Ok(entries) = std::fs::read_dir(&dir) {
-                let mut found: Vec<PathBuf> = entries
-                    .filter_map(|entry| entry.ok().map(|entry| entry.path()))
-                    .filter(|path| {
-                        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-                        name.starts_with("libnvrtc.so") && !name.contains("alt")
-                    })
-                    .collect();
-                found.sort();
-                paths.extend(found);
-            }
+    if let Some(package) = &pip_packages()[0] {
+        if let Ok(entries) = std::fs::read_dir(package.join("lib")) {
+            let mut found: Vec<PathBuf> = entries
+                .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+                .filter(|path| {
+                    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+                    name.starts_with("libnvrtc.so") && !name.contains("alt")
+                })
+                .collect();
+            found.sort();
+            paths.extend(found);
         }
     }
-    for home in [
-        std::env::var_os("CUDA_HOME").map(PathBuf::from),
-        Some(PathBuf::from("/usr/local/cuda")),
-    ]
-    .into_iter()
-    .flatten()
-    {
+    for home in toolkit_homes() {
         paths.push(home.join("lib64/libnvrtc.so"));
     }
     paths
 }
 
-/// Compiles `source` (named `name` in `.loc` lines) for `architecture`
-/// (e.g. `compute_90`) with line information, plus `options` such as `-DN=64`.
-pub fn compile(
-    name: &str,
-    source: &str,
-    architecture: &str,
-    options: &[String],
-) -> Result<String, CompileError> {
+/// The directories of CUDA's own headers (`cuda_fp16.h`, `cuda_bf16.h`,
+/// `cooperative_groups.h`, `nv/target`): the pip packages
+/// `nvidia-cuda-runtime-cu12` and `nvidia-cuda-cccl-cu12`, and a toolkit's
+/// `include`. NVRTC builds in only some of them.
+pub fn header_dirs() -> Vec<PathBuf> {
+    pip_packages()[1..]
+        .iter()
+        .flatten()
+        .map(|package| package.join("include"))
+        .chain(toolkit_homes().into_iter().map(|home| home.join("include")))
+        .filter(|dir| dir.is_dir())
+        .collect()
+}
+
+/// Headers of the C library that CUDA code includes and NVRTC lacks:
+/// NVRTC declares `printf` and `assert` itself, so they need only exist.
+const SHIM_HEADERS: [&str; 4] = ["cstdio", "stdio.h", "cassert", "assert.h"];
+const SHIM_TEXT: &str = "/* provided by warpsim: NVRTC declares printf and assert itself */\n";
+
+/// One compilation: the source, its name in `.loc` lines, the
+/// architecture (`compute_90`), further options (`-DN=64`, `-I...`), and
+/// the C++ names of kernels whose PTX names are wanted (`transpose<float>`).
+pub struct CompileRequest<'a> {
+    pub name: &'a str,
+    pub source: &'a str,
+    pub architecture: &'a str,
+    pub options: &'a [String],
+    pub name_expressions: &'a [String],
+}
+
+/// What a compilation gave: the PTX, and the PTX name of each name
+/// expression, in order (`None` where NVRTC gave none).
+pub struct Compiled {
+    pub ptx: String,
+    pub lowered_names: Vec<Option<String>>,
+}
+
+/// Compiles a request with line information, CUDA's header directories on
+/// the include path (after the request's own options) and the shim headers.
+pub fn compile(request: &CompileRequest) -> Result<Compiled, CompileError> {
     let tried = candidates();
     let library = tried
         .iter()
@@ -100,8 +172,44 @@ pub fn compile(
     let missing = |error: libloading::Error| {
         CompileError::NotFound(format!("NVRTC lacks a function: {error}"))
     };
+    let rejected = |log: String| CompileError::Rejected { log };
+    let source = CString::new(request.source)
+        .map_err(|_| rejected(format!("{}: the source contains a NUL byte", request.name)))?;
+    let program_name = CString::new(request.name).unwrap_or_default();
+    let header_names: Vec<CString> = SHIM_HEADERS
+        .iter()
+        .filter_map(|name| CString::new(*name).ok())
+        .collect();
+    let header_text = CString::new(SHIM_TEXT).unwrap_or_default();
+    let header_names_pointers: Vec<*const c_char> =
+        header_names.iter().map(|name| name.as_ptr()).collect();
+    let header_text_pointers: Vec<*const c_char> =
+        header_names.iter().map(|_| header_text.as_ptr()).collect();
+    let mut all_options = vec![
+        format!("--gpu-architecture={}", request.architecture),
+        "-lineinfo".to_string(),
+    ];
+    all_options.extend(request.options.iter().cloned());
+    all_options.extend(
+        header_dirs()
+            .iter()
+            .map(|dir| format!("-I{}", dir.display())),
+    );
+    let owned_options: Vec<CString> = all_options
+        .iter()
+        .filter_map(|option| CString::new(option.as_str()).ok())
+        .collect();
+    let option_pointers: Vec<*const c_char> =
+        owned_options.iter().map(|option| option.as_ptr()).collect();
+    let expressions: Vec<CString> = request
+        .name_expressions
+        .iter()
+        .map(|expression| CString::new(expression.as_str()))
+        .collect::<Result<_, _>>()
+        .map_err(|_| rejected("a kernel name contains a NUL byte".to_string()))?;
     // SAFETY: the signatures are those of nvrtc.h (CUDA 11 to 13), and every
-    // pointer passed below is valid for the duration of the call.
+    // pointer passed below is valid for the duration of the call: the
+    // CStrings and pointer vectors above outlive the program.
     unsafe {
         let create: libloading::Symbol<CreateProgram> =
             library.get(b"nvrtcCreateProgram\0").map_err(missing)?;
@@ -117,36 +225,29 @@ pub fn compile(
             library.get(b"nvrtcGetPTX\0").map_err(missing)?;
         let destroy: libloading::Symbol<DestroyProgram> =
             library.get(b"nvrtcDestroyProgram\0").map_err(missing)?;
+        let add_name: libloading::Symbol<AddNameExpression> =
+            library.get(b"nvrtcAddNameExpression\0").map_err(missing)?;
+        let lowered_name: libloading::Symbol<GetLoweredName> =
+            library.get(b"nvrtcGetLoweredName\0").map_err(missing)?;
 
-        let source = CString::new(source).map_err(|_| CompileError::Rejected {
-            log: format!("{name}: the source contains a NUL byte"),
-        })?;
-        let program_name = CString::new(name).unwrap_or_default();
         let mut program: *mut c_void = std::ptr::null_mut();
         if create(
             &mut program,
             source.as_ptr(),
             program_name.as_ptr(),
-            0,
-            std::ptr::null(),
-            std::ptr::null(),
+            header_names.len() as c_int,
+            header_text_pointers.as_ptr(),
+            header_names_pointers.as_ptr(),
         ) != 0
         {
             return Err(CompileError::NotFound(
                 "nvrtcCreateProgram failed".to_string(),
             ));
         }
-        let mut all_options = vec![
-            format!("--gpu-architecture={architecture}"),
-            "-lineinfo".to_string(),
-        ];
-        all_options.extend(options.iter().cloned());
-        let owned: Vec<CString> = all_options
-            .iter()
-            .filter_map(|option| CString::new(option.as_str()).ok())
-            .collect();
-        let pointers: Vec<*const c_char> = owned.iter().map(|option| option.as_ptr()).collect();
-        let status = compile(program, pointers.len() as c_int, pointers.as_ptr());
+        for expression in &expressions {
+            add_name(program, expression.as_ptr());
+        }
+        let status = compile(program, option_pointers.len() as c_int, option_pointers.as_ptr());
         let read = |size: &GetSize, text: &GetText| -> String {
             let mut length = 0usize;
             if size(program, &mut length) != 0 || length == 0 {
@@ -162,7 +263,18 @@ pub fn compile(
         };
         let log = read(&log_size, &log_text);
         let result = if status == 0 {
-            Ok(read(&ptx_size, &ptx_text))
+            let lowered_names = expressions
+                .iter()
+                .map(|expression| {
+                    let mut name: *const c_char = std::ptr::null();
+                    (lowered_name(program, expression.as_ptr(), &mut name) == 0 && !name.is_null())
+                        .then(|| CStr::from_ptr(name).to_string_lossy().into_owned())
+                })
+                .collect();
+            Ok(Compiled {
+                ptx: read(&ptx_size, &ptx_text),
+                lowered_names,
+            })
         } else {
             Err(CompileError::Rejected { log })
         };
@@ -171,40 +283,66 @@ pub fn compile(
     }
 }
 
-/// `compute_90` for compute capability 90.
+/// The architecture NVRTC compiles for, `compute_90` for compute
+/// capability 90. A machine file's compute capability outside what
+/// warpsim's semantics and NVRTC have in common (7.0 to 9.0) does not
+/// change it: `compute_90` is used, so that a machine file made to change
+/// the banks (Kepler's eight-byte mode) still compiles every `.cu`.
 pub fn architecture(compute_capability: u32) -> String {
-    format!("compute_{compute_capability}")
+    let capability = if (70..=90).contains(&compute_capability) {
+        compute_capability
+    } else {
+        90
+    };
+    format!("compute_{capability}")
 }
 
-/// The name NVRTC gives a source in `.loc` lines: its path relative to `base_dir`.
-pub fn program_name(source: &Path, base_dir: &Path) -> String {
+/// The name NVRTC gives a source in `.loc` lines: its file name (the
+/// source's own directory is on the include path).
+pub fn program_name(source: &Path) -> String {
     source
-        .strip_prefix(base_dir)
-        .unwrap_or(source)
-        .display()
-        .to_string()
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 /// Whether `path` is a header of a CUDA toolkit (the pip packages' include
 /// directories, `CUDA_HOME`, `/usr/local/cuda`) rather than the user's own.
 pub fn is_toolkit_header(path: &Path) -> bool {
-    let Ok(path) = path.canonicalize() else {
-        return false;
-    };
-    if path
-        .components()
-        .collect::<Vec<_>>()
-        .windows(2)
-        .any(|pair| pair[0].as_os_str() == "site-packages" && pair[1].as_os_str() == "nvidia")
-    {
-        return true;
+    toolkit_include(path).is_some()
+}
+
+/// The include directory of CUDA's headers that `path` lies in, if any.
+pub fn toolkit_include(path: &Path) -> Option<PathBuf> {
+    let path = path.canonicalize().ok()?;
+    header_dirs()
+        .into_iter()
+        .filter_map(|dir| dir.canonicalize().ok())
+        .find(|dir| path.starts_with(dir))
+        .or_else(|| {
+            // A pip package of NVIDIA's that the Python on the PATH does
+            // not see: `.../site-packages/nvidia/<package>/include/...`.
+            let parts: Vec<_> = path.components().collect();
+            let position = parts.windows(2).position(|pair| {
+                pair[0].as_os_str() == "site-packages" && pair[1].as_os_str() == "nvidia"
+            })?;
+            let include = parts[position..]
+                .iter()
+                .position(|part| part.as_os_str() == "include")?;
+            Some(parts[..position + include + 1].iter().collect())
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn machine_files_outside_seven_to_nine_compile_for_compute_90() {
+        assert_eq!(architecture(90), "compute_90");
+        assert_eq!(architecture(80), "compute_80");
+        assert_eq!(architecture(70), "compute_70");
+        assert_eq!(architecture(35), "compute_90");
+        assert_eq!(architecture(100), "compute_90");
     }
-    [
-        std::env::var_os("CUDA_HOME").map(PathBuf::from),
-        Some(PathBuf::from("/usr/local/cuda")),
-    ]
-    .into_iter()
-    .flatten()
-    .filter_map(|home| home.canonicalize().ok())
-    .any(|home| path.starts_with(home))
 }

@@ -99,6 +99,8 @@ fn is_zero(value: &u64) -> bool {
 
 /// What a report is built from.
 pub struct ReportInput<'a> {
+    /// The kernel's name as the launch gives it (its CUDA name).
+    pub kernel_name: &'a str,
     pub module: &'a Module,
     pub locations: &'a crate::Locations,
     pub kernel: &'a Kernel,
@@ -151,7 +153,7 @@ impl Report {
         totals.warp_instructions = input.stats.warp_instructions();
         totals.thread_instructions = input.stats.thread_instructions();
         Report {
-            kernel: kernel.name.clone(),
+            kernel: input.kernel_name.to_string(),
             source: input.source,
             device: input.device,
             grid: input.grid,
