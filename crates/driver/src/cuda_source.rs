@@ -42,7 +42,12 @@ impl CudaParam {
 
     /// Whether it points to `const` data (an input, most likely).
     pub fn points_to_const(&self) -> bool {
-        self.is_pointer() && self.ty.split('*').next().is_some_and(|base| has_word(base, "const"))
+        self.is_pointer()
+            && self
+                .ty
+                .split('*')
+                .next()
+                .is_some_and(|base| has_word(base, "const"))
     }
 
     /// The scalar type the parameter is, or points to, without qualifiers:
@@ -55,7 +60,12 @@ impl CudaParam {
                 !word.is_empty()
                     && !matches!(
                         *word,
-                        "const" | "volatile" | "__restrict__" | "__restrict" | "restrict" | "struct"
+                        "const"
+                            | "volatile"
+                            | "__restrict__"
+                            | "__restrict"
+                            | "restrict"
+                            | "struct"
                     )
             })
             .collect();
@@ -107,7 +117,11 @@ pub fn structs(text: &str) -> Vec<CudaStruct> {
         if !rest[open..].starts_with('{') {
             continue;
         }
-        let name = rest[..open].split_whitespace().last().unwrap_or("").to_string();
+        let name = rest[..open]
+            .split_whitespace()
+            .last()
+            .unwrap_or("")
+            .to_string();
         let Some(close) = matching(rest, open, '{', '}') else {
             continue;
         };
@@ -192,7 +206,9 @@ fn kernel_at(code: &str, at: usize) -> Option<KernelSignature> {
         .collect();
     // What comes before `__global__` on the way back to the previous
     // statement: `extern "C"`, `template <...>`.
-    let start = code[..at].rfind([';', '}', '{']).map_or(0, |index| index + 1);
+    let start = code[..at]
+        .rfind([';', '}', '{'])
+        .map_or(0, |index| index + 1);
     let prefix = &code[start..at];
     let extern_c = prefix.contains("extern \"C\"") || inside_extern_c_block(code, at);
     let template = prefix.find("template").and_then(|position| {
@@ -350,7 +366,9 @@ fn strip(text: &str) -> String {
         if c == b'/' && bytes.get(index + 1) == Some(&b'*') {
             out.push_str("  ");
             index += 2;
-            while index < bytes.len() && !(bytes[index] == b'*' && bytes.get(index + 1) == Some(&b'/')) {
+            while index < bytes.len()
+                && !(bytes[index] == b'*' && bytes.get(index + 1) == Some(&b'/'))
+            {
                 blank(&mut out, bytes[index]);
                 index += 1;
             }
@@ -481,7 +499,16 @@ __global__ static void cpp_kernel(int* x, size_t count = 4) {}
 
     #[test]
     fn odd_text_does_not_panic() {
-        for text in ["__global__", "__global__ (", "__global__ void (((", "\"unterminated", "/* open", "struct {", "template <", "extern \"C\" {"] {
+        for text in [
+            "__global__",
+            "__global__ (",
+            "__global__ void (((",
+            "\"unterminated",
+            "/* open",
+            "struct {",
+            "template <",
+            "extern \"C\" {",
+        ] {
             let _ = kernels(text);
             let _ = structs(text);
         }

@@ -6,11 +6,13 @@
 
 pub mod buffers;
 pub mod check;
+pub mod cuda;
 pub mod cuda_source;
 pub mod diagnostics;
 pub mod dump;
 pub mod error;
 pub mod launch_file;
+pub mod launch_template;
 pub mod locations;
 pub mod npy;
 pub mod nvrtc;
@@ -237,155 +239,110 @@ impl KernelSource<'_> {
     }
 }
 
-/// A `.cu` source a launch names.
-struct CudaSource<'a> {
-    path: &'a Path,
-    /// Its path as shown in messages.
-    name: &'a str,
-    text: &'a str,
+/// A launch described on the command line rather than in a file: the
+/// source, the kernel (or the source's only one), the shape, and one
+/// `--arg` per parameter ([`launch_template::from_command_line`]).
+pub struct CommandLineLaunch<'a> {
+    pub source: &'a Path,
+    pub kernel: Option<&'a str>,
+    pub grid: &'a [u32],
+    pub block: &'a [u32],
+    pub shared_bytes: u32,
+    pub args: &'a [String],
 }
 
-/// A `.cu` source compiled: its PTX (named as shown in messages), and what
-/// the source says of the launched kernel.
-struct CompiledCuda {
-    ptx_name: String,
-    ptx: String,
-    /// The kernel's name in the PTX (mangled for C++ kernels), where it
-    /// differs from the name the launch gives.
-    ptx_kernel: Option<String>,
-    /// The kernel's declaration in the source, if it was found there.
-    signature: Option<cuda_source::KernelSignature>,
-    /// Every kernel the source declares, by its CUDA name.
-    kernel_names: Vec<String>,
-}
-
-impl CudaSource<'_> {
-    /// Compiles the source with NVRTC, with the launch file's `defines`,
-    /// `include` and `nvrtc_options`, the source's own directory and CUDA's
-    /// headers on the include path, into PTX. A kernel without C linkage
-    /// (a C++ name, a template) is found by its CUDA name through an NVRTC
-    /// name expression.
-    fn compile(
-        &self,
-        file: &LaunchFile,
-        launch_file: &TomlFile,
-        base_dir: &Path,
-        config: &MachineConfig,
-    ) -> Result<CompiledCuda, InputError> {
-        let source_name = self.name;
-        // NVRTC takes the source as a C string, which ends at a NUL.
-        if let Some(offset) = self.text.find('\0') {
-            let (line, column) = error::line_column(self.text, offset);
-            return Err(launch_file
-                .error("the source contains a NUL byte, which NVRTC cannot compile")
-                .also_at_line(
-                    source_name,
-                    self.text,
-                    line as u32,
-                    format!("a NUL byte in column {column}"),
-                )
-                .also_at(&["source"], "")
-                .into_error());
-        }
-        // `-I` with nothing after it would take the next option as its
-        // directory: the working directory is `.`.
-        let source_dir = match self.path.parent() {
-            Some(dir) if !dir.as_os_str().is_empty() => dir,
-            _ => Path::new("."),
-        };
-        let mut options: Vec<String> = file
-            .defines
+/// Prepares a launch from the command line: it is written as a launch file
+/// (shown in messages as `<command line>`) and read as one.
+pub fn prepare_command_line(
+    launch: &CommandLineLaunch,
+    config: MachineConfig,
+    config_file: Option<&TomlFile>,
+) -> Result<PreparedLaunch, InputError> {
+    let source_name = locations::display_path(launch.source);
+    let text = std::fs::read_to_string(launch.source).map_err(|error| InputError::Io {
+        path: launch.source.to_path_buf(),
+        message: error.to_string(),
+    })?;
+    let refuse = |message: String| InputError::Launch {
+        path: PathBuf::from(COMMAND_LINE),
+        message,
+    };
+    let is_cuda = source_name.ends_with(".cu");
+    // The kernels and their parameters: from the CUDA declarations, or
+    // from the PTX or IR itself.
+    let (names, signatures, structs, param_names) = if is_cuda {
+        let signatures = cuda_source::kernels(&text);
+        let names: Vec<String> = signatures
             .iter()
-            .map(|define| format!("-D{define}"))
+            .map(|kernel| match (&kernel.template, &kernel.instantiation) {
+                (Some(_), Some(arguments)) => format!("{}<{arguments}>", kernel.name),
+                _ => kernel.name.clone(),
+            })
             .collect();
-        options.extend(
-            file.include
-                .iter()
-                .map(|dir| format!("-I{}", base_dir.join(dir).display())),
-        );
-        options.push(format!("-I{}", source_dir.display()));
-        options.extend(file.nvrtc_options.iter().cloned());
-        let signatures = cuda_source::kernels(self.text);
-        let base_name = file.kernel.split('<').next().unwrap_or("").trim();
-        let signature = signatures
+        (names, signatures, cuda_source::structs(&text), Vec::new())
+    } else {
+        let base_dir = launch.source.parent().unwrap_or(Path::new("."));
+        let module = parse_source(&source_name, &text, base_dir)?;
+        let names = module
+            .kernels
             .iter()
-            .find(|kernel| kernel.name == base_name || kernel.name.rsplit("::").next() == Some(base_name))
-            .cloned();
-        if let Some(kernel) = &signature {
-            if kernel.template.is_some() && !file.kernel.contains('<') {
-                let example = kernel.instantiation.as_deref().unwrap_or("float");
-                return Err(launch_file
-                    .error(format!(
-                        "`{}` is a template: name the instantiation to run, e.g. `{}<{example}>`",
-                        kernel.name, kernel.name
-                    ))
-                    .at(&["kernel"], "")
-                    .into_error());
-            }
-        }
-        // Kernels with C linkage keep their names; others are asked for.
-        let name_expressions: Vec<String> = match &signature {
-            Some(kernel) if kernel.extern_c => Vec::new(),
-            Some(_) => vec![file.kernel.clone()],
-            None => Vec::new(),
-        };
-        let architecture = nvrtc::architecture(config.device.compute_capability);
-        let program_name = nvrtc::program_name(self.path);
-        let request = nvrtc::CompileRequest {
-            name: &program_name,
-            source: self.text,
-            architecture: &architecture,
-            options: &options,
-            name_expressions: &name_expressions,
-        };
-        let compiled = nvrtc::compile(&request).map_err(|error| match error {
-            nvrtc::CompileError::NotFound(message) => {
-                launch_file.error(message).at(&["source"], "").into_error()
-            }
-            nvrtc::CompileError::Rejected { log } => InputError::Located {
-                summary: format!("{source_name}: NVRTC rejected the source"),
-                rendered: format!(
-                    "{}error: NVRTC could not compile {source_name}\n",
-                    nvrtc_log_paths(&log, &program_name, source_name)
-                ),
-            },
-        })?;
-        // NVRTC writes the working directory before the name in `.file`;
-        // relative names are found beside the source.
-        let cwd = std::env::current_dir()
-            .map(|dir| format!("\"{}/", dir.display()))
-            .unwrap_or_default();
-        let ptx = if cwd.is_empty() {
-            compiled.ptx
-        } else {
-            compiled.ptx.replace(&cwd, "\"")
-        };
-        Ok(CompiledCuda {
-            ptx_name: format!("{source_name}.ptx"),
-            ptx,
-            ptx_kernel: compiled.lowered_names.into_iter().next().flatten(),
-            signature,
-            kernel_names: signatures
+            .map(|kernel| kernel.name.clone())
+            .collect();
+        let params: Vec<Vec<String>> = module
+            .kernels
+            .iter()
+            .map(|kernel| {
+                kernel
+                    .params()
+                    .map(|(_, param)| param.name.clone())
+                    .collect()
+            })
+            .collect();
+        (names, Vec::new(), Vec::new(), params)
+    };
+    let position = match launch.kernel {
+        Some(wanted) => {
+            let base = wanted.split('<').next().unwrap_or(wanted);
+            names
                 .iter()
-                .map(|kernel| match kernel.template {
-                    Some(_) => format!("{}<...>", kernel.name),
-                    None => kernel.name.clone(),
-                })
-                .collect(),
-        })
-    }
+                .position(|name| name == wanted || name.split('<').next() == Some(base))
+                .ok_or_else(|| {
+                    refuse(format!(
+                        "no kernel `{wanted}` in {source_name}; it has: {}",
+                        names.join(", ")
+                    ))
+                })?
+        }
+        None if names.len() == 1 => 0,
+        None => {
+            return Err(refuse(format!(
+                "{source_name} has {} kernels ({}): choose one with --kernel",
+                names.len(),
+                names.join(", ")
+            )))
+        }
+    };
+    let kernel = launch.kernel.unwrap_or(&names[position]);
+    let toml_text = launch_template::from_command_line(&launch_template::CommandLineLaunch {
+        source: &source_name,
+        kernel,
+        grid: launch.grid,
+        block: launch.block,
+        shared_bytes: launch.shared_bytes,
+        params: signatures
+            .get(position)
+            .map(|signature| (signature, structs.as_slice())),
+        param_names: param_names.get(position).map_or(&[][..], Vec::as_slice),
+        args: launch.args,
+    })
+    .map_err(refuse)?;
+    tracing::debug!(launch = %toml_text, "launch from the command line");
+    let path = Path::new(COMMAND_LINE);
+    prepare_file(TomlFile::new(path, toml_text), path, config, config_file)
 }
 
-/// NVRTC's log names the source by its program name: name it as the user
-/// does (its path from the working directory).
-fn nvrtc_log_paths(log: &str, program_name: &str, source_name: &str) -> String {
-    log.lines()
-        .map(|line| match line.strip_prefix(program_name) {
-            Some(rest) if rest.starts_with('(') => format!("{source_name}{rest}\n"),
-            _ => format!("{line}\n"),
-        })
-        .collect()
-}
+/// The name a launch from the command line has in messages.
+pub const COMMAND_LINE: &str = "<command line>";
 
 /// [`parse_source`], then the module's files named as the user reads them
 /// ([`Locations::resolve`], from the source's own directory): what every
@@ -445,7 +402,23 @@ pub fn prepare_with(
     config: MachineConfig,
     config_file: Option<&TomlFile>,
 ) -> Result<PreparedLaunch, InputError> {
-    let launch_file = TomlFile::read(launch_path)?;
+    prepare_file(
+        TomlFile::read(launch_path)?,
+        launch_path,
+        config,
+        config_file,
+    )
+}
+
+/// [`prepare_with`] for a launch file already in memory (one built from the
+/// command line, see [`launch_template`]): `launch_path` names it in
+/// messages, and its directory is where relative paths start.
+pub fn prepare_file(
+    launch_file: TomlFile,
+    launch_path: &Path,
+    config: MachineConfig,
+    config_file: Option<&TomlFile>,
+) -> Result<PreparedLaunch, InputError> {
     let file: LaunchFile = launch_file.parse()?;
     let base_dir = LaunchFile::base_dir(launch_path);
     let source_path = base_dir.join(&file.source);
@@ -475,40 +448,89 @@ pub fn prepare_with(
     let mut ptx_kernel = None;
     let mut cuda_kernel_names = None;
     let (source_name, source_text) = if extension == "cu" {
-        let cuda = CudaSource {
+        let kernels = cuda_source::kernels(&source_text);
+        let found = cuda::find_kernel(&kernels, &file.kernel);
+        if let Some(kernel) = found {
+            if kernel.template.is_some() && !file.kernel.contains('<') {
+                let example = kernel.instantiation.as_deref().unwrap_or("float");
+                return Err(launch_file
+                    .error(format!(
+                        "`{}` is a template: name the instantiation to run, e.g. `{}<{example}>`",
+                        kernel.name, kernel.name
+                    ))
+                    .at(&["kernel"], "")
+                    .into_error());
+            }
+        }
+        // Kernels with C linkage keep their names; others are asked for.
+        let wanted: Vec<String> = match found {
+            Some(kernel) if !kernel.extern_c => vec![file.kernel.clone()],
+            _ => Vec::new(),
+        };
+        let mut options: Vec<String> = file
+            .defines
+            .iter()
+            .map(|define| format!("-D{define}"))
+            .collect();
+        options.extend(
+            file.include
+                .iter()
+                .map(|dir| format!("-I{}", base_dir.join(dir).display())),
+        );
+        options.extend(file.nvrtc_options.iter().cloned());
+        let request = cuda::CudaRequest {
             path: &source_path,
             name: &source_name,
             text: &source_text,
+            options,
+            architecture: nvrtc::architecture(config.device.compute_capability),
         };
-        let compiled = cuda.compile(&file, &launch_file, &base_dir, &config)?;
-        signature = compiled.signature;
-        ptx_kernel = compiled.ptx_kernel;
-        cuda_kernel_names = Some(compiled.kernel_names);
+        let compiled = cuda::compile(&request, &wanted).map_err(|error| match error {
+            cuda::CudaError::NotFound(message) => {
+                launch_file.error(message).at(&["source"], "").into_error()
+            }
+            cuda::CudaError::NulByte { line, column } => launch_file
+                .error("the source contains a NUL byte, which NVRTC cannot compile")
+                .also_at_line(
+                    &source_name,
+                    &source_text,
+                    line,
+                    format!("a NUL byte in column {column}"),
+                )
+                .also_at(&["source"], "")
+                .into_error(),
+            cuda::CudaError::Rejected(error) => error,
+        })?;
+        signature = found.cloned();
+        ptx_kernel = compiled.ptx_names.first().map(|(_, ptx)| ptx.clone());
+        cuda_kernel_names = Some(cuda::display_names(&kernels));
         (compiled.ptx_name, compiled.ptx)
     } else {
         (source_name, source_text)
     };
     let (module, locations) = parse_and_locate(&source_name, &source_text, &base_dir)?;
-    let kernel = module.kernel(ptx_kernel.as_deref().unwrap_or(&file.kernel)).ok_or_else(|| {
-        // A CUDA source's kernels by their CUDA names, not their PTX ones.
-        let names: Vec<&str> = match &cuda_kernel_names {
-            Some(names) => names.iter().map(String::as_str).collect(),
-            None => module.kernels.iter().map(|k| k.name.as_str()).collect(),
-        };
-        let message = if names.is_empty() {
-            format!(
-                "no kernel `{}` in {source_name}: the file defines no kernel",
-                file.kernel
-            )
-        } else {
-            format!(
-                "no kernel `{}` in {source_name}; it has: {}",
-                file.kernel,
-                names.join(", ")
-            )
-        };
-        launch_file.error(message).at(&["kernel"], "").into_error()
-    })?;
+    let kernel = module
+        .kernel(ptx_kernel.as_deref().unwrap_or(&file.kernel))
+        .ok_or_else(|| {
+            // A CUDA source's kernels by their CUDA names, not their PTX ones.
+            let names: Vec<&str> = match &cuda_kernel_names {
+                Some(names) => names.iter().map(String::as_str).collect(),
+                None => module.kernels.iter().map(|k| k.name.as_str()).collect(),
+            };
+            let message = if names.is_empty() {
+                format!(
+                    "no kernel `{}` in {source_name}: the file defines no kernel",
+                    file.kernel
+                )
+            } else {
+                format!(
+                    "no kernel `{}` in {source_name}; it has: {}",
+                    file.kernel,
+                    names.join(", ")
+                )
+            };
+            launch_file.error(message).at(&["kernel"], "").into_error()
+        })?;
     let mut program = Program::lower(&module, kernel).map_err(|error| {
         let mut sources = diagnostics::Sources::new(&base_dir);
         sources.add(&source_name, source_text.clone());

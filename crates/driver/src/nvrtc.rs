@@ -42,8 +42,7 @@ type GetSize = unsafe extern "C" fn(*mut c_void, *mut usize) -> c_int;
 type GetText = unsafe extern "C" fn(*mut c_void, *mut c_char) -> c_int;
 type DestroyProgram = unsafe extern "C" fn(*mut *mut c_void) -> c_int;
 type AddNameExpression = unsafe extern "C" fn(*mut c_void, *const c_char) -> c_int;
-type GetLoweredName =
-    unsafe extern "C" fn(*mut c_void, *const c_char, *mut *const c_char) -> c_int;
+type GetLoweredName = unsafe extern "C" fn(*mut c_void, *const c_char, *mut *const c_char) -> c_int;
 
 /// What the Python on the PATH knows of NVIDIA's pip packages: the
 /// directories of `nvidia.cuda_nvrtc`, `nvidia.cuda_runtime` and
@@ -247,7 +246,11 @@ pub fn compile(request: &CompileRequest) -> Result<Compiled, CompileError> {
         for expression in &expressions {
             add_name(program, expression.as_ptr());
         }
-        let status = compile(program, option_pointers.len() as c_int, option_pointers.as_ptr());
+        let status = compile(
+            program,
+            option_pointers.len() as c_int,
+            option_pointers.as_ptr(),
+        );
         let read = |size: &GetSize, text: &GetText| -> String {
             let mut length = 0usize;
             if size(program, &mut length) != 0 || length == 0 {

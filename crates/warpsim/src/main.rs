@@ -25,11 +25,17 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run a kernel described by a launch file and report what each memory instruction did.
+    /// Run a kernel and report what each memory instruction did: the kernel
+    /// of a launch file, or of a `.cu`, `.ptx` or `.kir` source with the
+    /// launch given by --kernel, --grid, --block and --arg.
     Run(RunArgs),
     /// Check a kernel for barrier and warp-sync problems: statically, then by
-    /// running it (a launch file), or statically only (a `.kir` or `.ptx` file).
+    /// running it (a launch file), or statically only (a `.cu`, `.kir` or
+    /// `.ptx` file).
     Check(CheckArgs),
+    /// Write a commented launch file for each kernel of a `.cu` source, with
+    /// its parameters and buffers for them.
+    Init(InitArgs),
     /// Parse and verify a `.kir` file, then print it in canonical form.
     Print {
         /// The `.kir` file.
@@ -38,9 +44,67 @@ enum Command {
 }
 
 #[derive(clap::Args)]
+struct InitArgs {
+    /// The `.cu` source.
+    source: PathBuf,
+    /// Where to write the launch files (default: beside the source).
+    #[arg(long)]
+    out_dir: Option<PathBuf>,
+    /// Replace launch files that exist.
+    #[arg(long)]
+    force: bool,
+}
+
+/// The launch of a source given on the command line.
+#[derive(clap::Args)]
+struct LaunchArgs {
+    /// The kernel (default: the source's only kernel); a template by its
+    /// instantiation, `transpose<float>`.
+    #[arg(long)]
+    kernel: Option<String>,
+    /// Blocks: `X`, `X,Y` or `X,Y,Z` (default 1).
+    #[arg(long, value_name = "X[,Y[,Z]]", value_parser = parse_dims)]
+    grid: Option<Dims>,
+    /// Threads per block: `X`, `X,Y` or `X,Y,Z` (default 32).
+    #[arg(long, value_name = "X[,Y[,Z]]", value_parser = parse_dims)]
+    block: Option<Dims>,
+    /// Dynamic shared memory per block, in bytes.
+    #[arg(long, default_value_t = 0)]
+    shared_bytes: u32,
+    /// A parameter's value: a number, a buffer `TYPE[LEN]` or
+    /// `TYPE[LEN]=INIT` (INIT: zero, iota, random, random:SEED, a number,
+    /// file:PATH, npy:PATH), or a struct's fields `[{ f32 = 1.5 }]`;
+    /// `NAME=VALUE` names the parameter, the others go in order. A `.cu`
+    /// kernel's pointers may be left out: each gets a buffer named after its
+    /// parameter, one element per thread.
+    #[arg(long = "arg", value_name = "VALUE", allow_hyphen_values = true)]
+    args: Vec<String>,
+}
+
+/// A grid's or a block's dimensions as given: 1 to 3 numbers.
+#[derive(Clone, Debug)]
+struct Dims(Vec<u32>);
+
+/// `4`, `4,2`, `4x2`, `4,2,1`.
+fn parse_dims(text: &str) -> Result<Dims, String> {
+    let dims: Result<Vec<u32>, _> = text
+        .split([',', 'x'])
+        .map(|part| part.trim().parse::<u32>())
+        .collect();
+    match dims {
+        Ok(dims) if (1..=3).contains(&dims.len()) => Ok(Dims(dims)),
+        _ => Err(format!(
+            "`{text}` is not 1 to 3 numbers, such as 256 or 16,16"
+        )),
+    }
+}
+
+#[derive(clap::Args)]
 struct RunArgs {
-    /// The launch file (TOML).
+    /// The launch file (TOML), or a `.cu`, `.ptx` or `.kir` source.
     launch: PathBuf,
+    #[command(flatten)]
+    source_launch: LaunchArgs,
     /// Machine configuration (default: the built-in Hopper machine, as in sim.toml).
     #[arg(long)]
     config: Option<PathBuf>,
@@ -98,6 +162,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => run(args),
         Command::Check(args) => check(args),
+        Command::Init(args) => init(args),
         Command::Print { source } => print(source),
     };
     match result {
@@ -147,7 +212,12 @@ fn run(args: RunArgs) -> anyhow::Result<Outcome> {
             .with_context(|| format!("--dump {spec}: expected BUFFER=PATH"))?;
         dumps.push((buffer.to_string(), PathBuf::from(path)));
     }
-    let prepared = prepare(&args.launch, args.config.as_deref())?;
+    let prepared = if is_source(&args.launch) {
+        prepare_command_line(&args.launch, &args.source_launch, args.config.as_deref())?
+    } else {
+        refuse_launch_flags(&args.source_launch)?;
+        prepare(&args.launch, args.config.as_deref())?
+    };
     let mut dump_indices = Vec::with_capacity(dumps.len());
     for (buffer, _) in &dumps {
         let Some(index) = prepared.buffer_index(buffer) else {
@@ -357,13 +427,52 @@ fn write_checked(
     Ok(())
 }
 
+/// Whether `path` is a kernel source rather than a launch file.
+fn is_source(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|extension| extension == "kir" || extension == "ptx" || extension == "cu")
+}
+
+/// The launch flags belong to a source given on the command line.
+fn refuse_launch_flags(flags: &LaunchArgs) -> anyhow::Result<()> {
+    let given = flags.kernel.is_some()
+        || flags.grid.is_some()
+        || flags.block.is_some()
+        || flags.shared_bytes != 0
+        || !flags.args.is_empty();
+    if given {
+        anyhow::bail!(
+            "--kernel, --grid, --block, --shared-bytes and --arg describe the launch of a source (`warpsim run FILE.cu --kernel K ...`); a launch file says all of that itself"
+        );
+    }
+    Ok(())
+}
+
+/// Prepares the launch of a source given on the command line.
+fn prepare_command_line(
+    source: &Path,
+    flags: &LaunchArgs,
+    config: Option<&Path>,
+) -> anyhow::Result<warpsim_driver::PreparedLaunch> {
+    let (config, config_file) = warpsim_driver::read_config(config)?;
+    let launch = warpsim_driver::CommandLineLaunch {
+        source,
+        kernel: flags.kernel.as_deref(),
+        grid: flags.grid.as_ref().map_or(&[1][..], |dims| &dims.0),
+        block: flags.block.as_ref().map_or(&[32][..], |dims| &dims.0),
+        shared_bytes: flags.shared_bytes,
+        args: &flags.args,
+    };
+    Ok(warpsim_driver::prepare_command_line(
+        &launch,
+        config,
+        config_file.as_ref(),
+    )?)
+}
+
 fn check(args: CheckArgs) -> anyhow::Result<Outcome> {
-    let is_source = args
-        .input
-        .extension()
-        .is_some_and(|extension| extension == "kir" || extension == "ptx");
-    if is_source {
-        return check_source(&args.input, args.json.as_deref());
+    if is_source(&args.input) {
+        return check_source(&args.input, args.json.as_deref(), args.config.as_deref());
     }
     check_host_threads(args.threads)?;
     let prepared = prepare(&args.input, args.config.as_deref())?;
@@ -384,9 +493,27 @@ fn read_source(source: &Path) -> anyhow::Result<(String, String, PathBuf)> {
     Ok((name, text, base_dir))
 }
 
-/// The static check of every kernel of a source file, without running.
-fn check_source(source: &Path, json: Option<&str>) -> anyhow::Result<Outcome> {
-    let (name, text, base_dir) = read_source(source)?;
+/// The static check of every kernel of a source file, without running. A
+/// `.cu` file is compiled first (for the machine's compute capability);
+/// kernels are named as the source names them.
+fn check_source(
+    source: &Path,
+    json: Option<&str>,
+    config: Option<&Path>,
+) -> anyhow::Result<Outcome> {
+    let (mut name, mut text, base_dir) = read_source(source)?;
+    let mut cuda_names = Vec::new();
+    if source
+        .extension()
+        .is_some_and(|extension| extension == "cu")
+    {
+        let (config, _) = warpsim_driver::read_config(config)?;
+        let architecture = warpsim_driver::nvrtc::architecture(config.device.compute_capability);
+        let (module, _) = warpsim_driver::cuda::compile_file(source, architecture)?;
+        cuda_names = module.ptx_names;
+        name = module.ptx_name;
+        text = module.ptx;
+    }
     let (module, locations) = warpsim_driver::parse_and_locate(&name, &text, &base_dir)?;
     let mut sources = warpsim_driver::diagnostics::Sources::new(&base_dir);
     sources.add(&name, text);
@@ -402,7 +529,11 @@ fn check_source(source: &Path, json: Option<&str>) -> anyhow::Result<Outcome> {
                 &mut sources,
             ));
         }
-        out.push_str(&warpsim_driver::check::summary(&kernel.name, &findings));
+        let shown = cuda_names
+            .iter()
+            .find(|(_, ptx)| *ptx == kernel.name)
+            .map_or(kernel.name.as_str(), |(cuda, _)| cuda.as_str());
+        out.push_str(&warpsim_driver::check::summary(shown, &findings));
         all.extend(findings);
     }
     let mut created = CreatedFiles::default();
@@ -411,6 +542,79 @@ fn check_source(source: &Path, json: Option<&str>) -> anyhow::Result<Outcome> {
     write_checked(json, || warpsim_driver::report::json_text(&all), &out)?;
     // Static findings are warnings: they say what may happen, not what did.
     Ok(Outcome::Success)
+}
+
+/// `warpsim init FILE.cu`: a launch file per kernel, `KERNEL.toml`.
+fn init(args: InitArgs) -> anyhow::Result<Outcome> {
+    if args
+        .source
+        .extension()
+        .is_none_or(|extension| extension != "cu")
+    {
+        anyhow::bail!(
+            "{}: `warpsim init` reads a CUDA source (`.cu`)",
+            args.source.display()
+        );
+    }
+    let text = std::fs::read_to_string(&args.source)
+        .with_context(|| format!("cannot read {}", args.source.display()))?;
+    let kernels = warpsim_driver::cuda_source::kernels(&text);
+    if kernels.is_empty() {
+        anyhow::bail!("{}: no `__global__` function found", args.source.display());
+    }
+    let structs = warpsim_driver::cuda_source::structs(&text);
+    let out_dir = match &args.out_dir {
+        Some(dir) => dir.clone(),
+        None => args.source.parent().map(PathBuf::from).unwrap_or_default(),
+    };
+    // The source as the launch file names it: relative to the launch file.
+    let source = match args
+        .source
+        .canonicalize()
+        .ok()
+        .zip(out_dir.canonicalize().ok())
+    {
+        Some((source, dir)) => relative_path(&source, &dir),
+        None => args.source.display().to_string(),
+    };
+    let mut stdout = std::io::stdout().lock();
+    for kernel in &kernels {
+        let path = out_dir.join(format!("{}.toml", kernel.name.replace("::", "_")));
+        if path.exists() && !args.force {
+            anyhow::bail!(
+                "{} exists; --force replaces it",
+                warpsim_driver::locations::display_path(&path)
+            );
+        }
+        let text = warpsim_driver::launch_template::template(&source, kernel, &structs);
+        std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+        writeln!(
+            stdout,
+            "wrote {} (kernel `{}`)",
+            warpsim_driver::locations::display_path(&path),
+            kernel.name
+        )?;
+    }
+    Ok(Outcome::Success)
+}
+
+/// `path` relative to the directory `base` (both absolute), with `..` steps.
+fn relative_path(path: &Path, base: &Path) -> String {
+    let path_parts: Vec<_> = path.components().collect();
+    let base_parts: Vec<_> = base.components().collect();
+    let common = path_parts
+        .iter()
+        .zip(&base_parts)
+        .take_while(|(a, b)| a == b)
+        .count();
+    let mut relative = PathBuf::new();
+    for _ in common..base_parts.len() {
+        relative.push("..");
+    }
+    for part in &path_parts[common..] {
+        relative.push(part);
+    }
+    relative.display().to_string()
 }
 
 fn print(source: PathBuf) -> anyhow::Result<Outcome> {
