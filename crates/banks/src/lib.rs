@@ -138,6 +138,10 @@ pub enum AccessKind {
     /// A read-modify-write (`atom.shared`, `red.shared`). Lanes never share: every active lane
     /// is its own access, even when several lanes name the same address.
     Atomic,
+    /// A population-count increment (ptxas's ATOMS.POPC.INC, which `atomicAdd(p, 1)` on
+    /// shared memory becomes when its result is unused): the lanes that name one word are
+    /// served as one operation, so lanes share words as in a load, over the whole warp.
+    PopcIncrement,
 }
 
 /// The cost of one warp-level shared-memory request.
@@ -255,28 +259,74 @@ impl BankArbiter {
             return Wavefronts::default();
         }
 
-        // The bytes of all active lanes, spread over as few full rows of banks as possible.
-        let active_bytes = active.count_ones() * size;
-        let ideal = active_bytes.div_ceil(self.row_bytes).max(1);
-
-        let mut lanes_per_phase = (self.row_bytes / size).clamp(1, WARP_LANES);
-        if kind == AccessKind::Load && size >= 8 && pairs_share_addresses(active, addresses) {
-            lanes_per_phase = (lanes_per_phase * 2).min(WARP_LANES);
-        }
-        // Lanes never merge in an atomic, so each lane counts against its banks on its own.
-        let merge = kind != AccessKind::Atomic;
-
-        let mut wavefronts = 0;
-        let mut phase_start = 0;
-        while phase_start < WARP_LANES {
-            let phase_lanes = active & phase_lane_mask(phase_start, lanes_per_phase);
-            if phase_lanes != 0 {
-                wavefronts +=
-                    self.phase_wavefronts(merge, size, phase_start, phase_lanes, addresses);
+        let lanes_per_phase = (self.row_bytes / size).clamp(1, WARP_LANES);
+        let wavefronts = if kind == AccessKind::Load && size >= 8 {
+            self.wide_load_wavefronts(size, lanes_per_phase, 0, WARP_LANES, active, addresses)
+        } else {
+            // Lanes never merge in an atomic, so each lane counts against its banks on its own.
+            let merge = kind != AccessKind::Atomic;
+            let mut wavefronts = 0;
+            let mut phase_start = 0;
+            while phase_start < WARP_LANES {
+                let phase_lanes = active & phase_lane_mask(phase_start, lanes_per_phase);
+                if phase_lanes != 0 {
+                    wavefronts +=
+                        self.phase_wavefronts(merge, size, phase_start, phase_lanes, addresses);
+                }
+                phase_start += lanes_per_phase;
             }
-            phase_start += lanes_per_phase;
-        }
+            wavefronts
+        };
+
+        // The bytes of all active lanes, spread over as few full rows of banks as possible,
+        // but never more than the request needs: a broadcast is ideal as it is.
+        let active_bytes = active.count_ones() * size;
+        let ideal = active_bytes.div_ceil(self.row_bytes).min(wavefronts).max(1);
         Wavefronts { wavefronts, ideal }
+    }
+
+    /// Counts the wavefronts of the lanes `first_lane .. first_lane + lanes` of an 8- or
+    /// 16-byte load. A range of one natural phase costs what its banks ask; a larger range
+    /// is served in a single wavefront when its banks allow it and its lanes qualify (see
+    /// [`range_may_share_a_wavefront`]); otherwise its two halves are counted apart.
+    fn wide_load_wavefronts(
+        &mut self,
+        size: u32,
+        lanes_per_phase: u32,
+        first_lane: u32,
+        lanes: u32,
+        active: u32,
+        addresses: &[u32; 32],
+    ) -> u32 {
+        let range_lanes = active & phase_lane_mask(first_lane, lanes);
+        if range_lanes == 0 {
+            return 0;
+        }
+        let range_cost = self.phase_wavefronts(true, size, first_lane, range_lanes, addresses);
+        if lanes <= lanes_per_phase {
+            return range_cost;
+        }
+        if range_cost == 1
+            && range_may_share_a_wavefront(
+                size,
+                self.row_bytes,
+                lanes / lanes_per_phase,
+                range_lanes,
+                addresses,
+            )
+        {
+            return 1;
+        }
+        let half = lanes / 2;
+        self.wide_load_wavefronts(size, lanes_per_phase, first_lane, half, active, addresses)
+            + self.wide_load_wavefronts(
+                size,
+                lanes_per_phase,
+                first_lane + half,
+                half,
+                active,
+                addresses,
+            )
     }
 
     /// Counts the wavefronts of one phase, given its first lane and the non-empty mask of its
@@ -435,9 +485,38 @@ fn phase_lane_mask(start: u32, count: u32) -> u32 {
     lanes << start
 }
 
-/// Whether every pair of lanes (2i, 2i + 1) asks for a single address, the condition of the
-/// measured pair exception. A pair with both lanes active must name the same address; a pair
-/// with one or no active lane asks for at most one address and so counts as sharing.
+/// Whether the active lanes `lanes` of a range of `phases` natural phases of an 8- or 16-byte
+/// load may be served together, given that their banks fit one wavefront. Two phases may share a
+/// wavefront when every pair of lanes (2i, 2i + 1) that are both active asks for one address
+/// (measured on an H100: a uniform or 8(l/2) 8-byte load is 1 wavefront, 8(l%16) is 2); four
+/// phases (a 16-byte load's whole warp) only when all active lanes ask for one address and their
+/// data fits twice a row of banks (a uniform 16-byte load of at most 16 lanes is 1 wavefront, of
+/// more lanes 2).
+#[inline]
+fn range_may_share_a_wavefront(
+    size: u32,
+    row_bytes: u32,
+    phases: u32,
+    lanes: u32,
+    addresses: &[u32; 32],
+) -> bool {
+    if phases <= 2 {
+        return pairs_share_addresses(lanes, addresses);
+    }
+    let first = addresses[lanes.trailing_zeros() as usize];
+    let mut remaining = lanes;
+    while remaining != 0 {
+        let lane = remaining.trailing_zeros() as usize;
+        remaining &= remaining - 1;
+        if addresses[lane] != first {
+            return false;
+        }
+    }
+    lanes.count_ones() * size <= 2 * row_bytes
+}
+
+/// Whether every pair of lanes (2i, 2i + 1) that are both active asks for a single address; a
+/// pair with one or no active lane asks for at most one address and so counts as sharing.
 #[inline]
 fn pairs_share_addresses(active: u32, addresses: &[u32; 32]) -> bool {
     const EVEN_LANES: u32 = 0x5555_5555;
