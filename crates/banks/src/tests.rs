@@ -97,19 +97,44 @@ fn reference(
                 !(is_active(even) && is_active(even + 1)) || addresses[even] == addresses[even + 1]
             })
         } else {
-            active.iter().all(|&lane| addresses[lane] == addresses[active[0]])
+            active
+                .iter()
+                .all(|&lane| addresses[lane] == addresses[active[0]])
                 && active.len() as u64 * u64::from(size) <= 2 * row_bytes
         };
         if cost == 1 && qualifies {
             return 1;
         }
         let middle = lanes.start + lanes.len() / 2;
-        wide(lanes.start..middle, phase, size, row_bytes, is_active, addresses, range_cost)
-            + wide(middle..lanes.end, phase, size, row_bytes, is_active, addresses, range_cost)
+        wide(
+            lanes.start..middle,
+            phase,
+            size,
+            row_bytes,
+            is_active,
+            addresses,
+            range_cost,
+        ) + wide(
+            middle..lanes.end,
+            phase,
+            size,
+            row_bytes,
+            is_active,
+            addresses,
+            range_cost,
+        )
     }
 
     let total = if kind == AccessKind::Load && size >= 8 {
-        wide(0..32, phase, size, row_bytes, &is_active, addresses, &range_cost)
+        wide(
+            0..32,
+            phase,
+            size,
+            row_bytes,
+            &is_active,
+            addresses,
+            &range_cost,
+        )
     } else {
         (0..32)
             .step_by(phase)
@@ -117,7 +142,9 @@ fn reference(
             .sum()
     };
     let active_bytes = active_lanes.len() as u64 * u64::from(size);
-    let ideal = active_bytes.div_ceil(row_bytes).clamp(1, u64::from(total.max(1))) as u32;
+    let ideal = active_bytes
+        .div_ceil(row_bytes)
+        .clamp(1, u64::from(total.max(1))) as u32;
     Wavefronts {
         wavefronts: total,
         ideal,

@@ -189,9 +189,7 @@ fn the_issue_cases_uniform_sixteen_bytes_and_a_partial_eight_byte_mask() {
     // A 16-byte load that every lane makes from one address: 2 wavefronts, 2 ideal.
     let uniform = rows
         .iter()
-        .find(|row| {
-            row.kernel == "cases_ld128" && row.mask == u32::MAX && row.offsets == [0; 32]
-        })
+        .find(|row| row.kernel == "cases_ld128" && row.mask == u32::MAX && row.offsets == [0; 32])
         .expect("the uniform 16-byte case was measured");
     assert_eq!(
         uniform.measured,

@@ -203,20 +203,15 @@ pub fn analyze(kernel: &Kernel) -> KernelKnownBits {
     };
     let mut state: Vec<Option<KnownBits>> = vec![None; kernel.regs.len()];
     // Two rounds: the first is optimistic and skips writes whose operands are
-    // not known yet; registers still unwritten after it (read before any
-    // write, or only in cycles of their own) become unknown, and the second
-    // round settles everything that depended on them. Every change lowers a
+    // not known yet; in the second, registers still unwritten (read before
+    // any write, or written only from themselves) read as unknown, which
+    // settles everything that depended on them. Every change lowers a
     // register's state, so each round ends.
-    for round in 0..2 {
-        if round == 1 {
-            for slot in state.iter_mut() {
-                slot.get_or_insert(KnownBits::UNKNOWN);
-            }
-        }
+    for pessimistic in [false, true] {
         loop {
             let mut changed = false;
             for instr in &kernel.instrs {
-                for (dst, value) in transfer(kernel, &analysis, &state, &instr.op) {
+                for (dst, value) in transfer(kernel, &analysis, &state, &instr.op, pessimistic) {
                     let Some(slot) = state.get_mut(dst.index()) else {
                         continue;
                     };
@@ -243,19 +238,24 @@ pub fn analyze(kernel: &Kernel) -> KernelKnownBits {
 }
 
 /// The registers an instruction writes and what is known about the values it
-/// writes, given the current state. Writes whose operands are not known yet
-/// (the optimistic first round) are left out.
+/// writes, given the current state. Writes whose operands are not written
+/// yet are left out, unless `pessimistic`, when such operands are unknown.
 fn transfer(
     kernel: &Kernel,
     analysis: &KernelKnownBits,
     state: &[Option<KnownBits>],
     op: &Op,
+    pessimistic: bool,
 ) -> Vec<(RegId, KnownBits)> {
     // An operand's known bits, or `None` while its register is unwritten.
     let read = |operand: &Operand, ty: ScalarType| -> Option<KnownBits> {
         match operand {
             Operand::Reg(reg) => {
-                let known = (*state.get(reg.index())?)?;
+                let known = match state.get(reg.index()).copied().flatten() {
+                    Some(known) => known,
+                    None if pessimistic => KnownBits::UNKNOWN,
+                    None => return None,
+                };
                 Some(truncate(known, ty.bits()))
             }
             other => Some(analysis.operand(other, ty)),
@@ -407,15 +407,15 @@ fn binary_known(
 ) -> KnownBits {
     match op {
         BinaryOp::Add => add(a, b, width),
-        BinaryOp::Sub => {
-            let negated = fold(b, b, width, |x, _| x.wrapping_neg());
-            if a.constant.is_some() || b.constant.is_some() {
-                // With one constant operand ptxas sees an addition.
-                add(a, negated, width)
-            } else {
-                KnownBits::UNKNOWN
+        BinaryOp::Sub => match (a.constant, b.constant) {
+            (Some(x), Some(y)) => KnownBits::constant(x.wrapping_sub(y), width),
+            // With one constant operand ptxas sees an addition, and a negation keeps a
+            // value's zero bits.
+            (Some(_), None) | (None, Some(_)) => {
+                KnownBits::aligned(a.low_zero_bits.min(b.low_zero_bits), width)
             }
-        }
+            (None, None) => KnownBits::UNKNOWN,
+        },
         BinaryOp::Mul => multiply(a, b, width),
         BinaryOp::MulWide => multiply(
             extend(a, source_width, width, signed),

@@ -89,8 +89,10 @@ pub fn merge_accesses(module: &mut Module) -> MergeSummary {
 /// Merges the shared-memory accesses of one kernel.
 pub fn merge_kernel(kernel: &mut Kernel) -> MergeSummary {
     let known = known_bits::analyze(kernel);
-    let mut summary = MergeSummary::default();
-    summary.popc_increments = rewrite_popc_increments(kernel, &known);
+    let mut summary = MergeSummary {
+        popc_increments: rewrite_popc_increments(kernel, &known),
+        ..MergeSummary::default()
+    };
     let cfg = Cfg::build(kernel);
     let mut plan = Plan::new(kernel);
     for block in &cfg.blocks {

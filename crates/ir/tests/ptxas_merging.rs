@@ -176,7 +176,7 @@ fn line_agrees(model: Option<&BTreeMap<Form, u32>>, sass: Option<&BTreeMap<Form,
     let mut factor = None;
     for (form, &count) in model {
         let sass_count = sass[form];
-        if sass_count % count != 0 {
+        if !sass_count.is_multiple_of(count) {
             return false;
         }
         let this = sass_count / count;
