@@ -152,8 +152,14 @@ fn run(module: &Module, launch: &LaunchLine) -> Run {
     }
 }
 
+/// Kernel -> (SASS offset -> CUDA line).
+type SassLines = BTreeMap<String, BTreeMap<u64, u32>>;
+
+/// A source file's PTX, unmerged and merged, and its SASS lines.
+type Compiled = (Module, Module, SassLines);
+
 /// Kernel -> (SASS offset -> CUDA line), from nvdisasm's `-g -c` text.
-fn sass_lines(text: &str) -> BTreeMap<String, BTreeMap<u64, u32>> {
+fn sass_lines(text: &str) -> SassLines {
     let mut kernels: BTreeMap<String, BTreeMap<u64, u32>> = BTreeMap::new();
     let mut kernel = String::new();
     let mut line = 0;
@@ -241,8 +247,7 @@ fn csv_fields(line: &str) -> Vec<String> {
 
 #[test]
 fn merging_changes_no_result_and_matches_the_h100_line_by_line() {
-    let mut modules: BTreeMap<String, (Module, Module, BTreeMap<String, BTreeMap<u64, u32>>)> =
-        BTreeMap::new();
+    let mut modules: BTreeMap<String, Compiled> = BTreeMap::new();
     let mut failures = Vec::new();
     let (mut lines_checked, mut lines_agreeing_unmerged) = (0, 0);
     let mut known_seen = 0;
