@@ -18,8 +18,12 @@
 //! # Where the rules come from
 //!
 //! The rules are the ones measured on an NVIDIA H200 (compute capability 9.0) and written down
-//! in `reference/bank-rules.md` of the project's shared reference folder. Where that file and
-//! the CUDA Programming Guide disagree, the measurement wins. In short:
+//! in `reference/bank-rules.md` of the project's shared reference folder, corrected and
+//! extended by 5,232 single-warp instructions measured on an H100 (`tests/data/h100`,
+//! `hardware/README.md`): random and targeted masks and addresses for 4-, 8- and 16-byte
+//! loads, 8- and 16-byte stores, atomic adds and population-count increments. Where the
+//! reference file, the CUDA Programming Guide and a measurement disagree, the measurement wins.
+//! In short:
 //!
 //! - A word is `address / bank_width_bytes`, and its bank is `word % banks`. An access of
 //!   `size` bytes touches every word from the one holding its first byte to the one holding
@@ -31,33 +35,47 @@
 //! - Within a phase, lanes that touch the same word share it (a load broadcasts it; for a
 //!   store one lane wins). The phase costs the largest number of distinct words asked of any
 //!   single bank. The request costs the sum over its phases; a phase with no active lane costs
-//!   nothing.
-//! - The measured pair exception: for an 8- or 16-byte *load* in which every even lane asks
-//!   for the same address as the odd lane after it, the phase doubles (16-byte loads go by
-//!   half-warps, 8-byte loads by the whole warp). A uniform 16-byte load therefore takes 2
-//!   wavefronts while the same uniform 16-byte store takes 4: merging is a read-side effect.
+//!   nothing. Inactive lanes take no part at all: the H100 gave the same counts whatever
+//!   addresses they held.
+//! - 8- and 16-byte *loads* may serve two phases in one wavefront. Two adjacent phases (a
+//!   whole warp of 8-byte loads, a half-warp of 16-byte loads) take one wavefront when they
+//!   fit one together and every pair of lanes (2i, 2i + 1) that are both active asks for one
+//!   address; otherwise each phase counts on its own. The four phases of a 16-byte load take
+//!   one wavefront only when every active lane asks for one address and at most 16 lanes are
+//!   active. So a uniform 8-byte load is 1 wavefront, 8(l/2) is 1 and 8(l%16) is 2; a uniform
+//!   16-byte load is 2 wavefronts with the whole warp active and 1 with 16 lanes; a 16-byte
+//!   uniform *store* takes 4: merging is a read-side effect. This replaces the "pair
+//!   exception" of bank-rules.md (the phase doubles when every pair of the warp shares), which
+//!   charged 2 wavefronts to 8-byte loads with partial masks that the H100 served in 1, and
+//!   too few to pair-shared patterns that conflict.
 //! - Atomics never merge: every active lane is its own access, even when several lanes name
-//!   the same address, so 32 lanes on one address take 32 wavefronts.
-//! - Ideal wavefronts are `ceil(active_lanes * size / (banks * bank_width_bytes))`, and at
-//!   least 1 when any lane is active. A request with no active lane costs 0 and has ideal 0.
+//!   the same address, so 32 lanes on one address take 32 wavefronts. A population-count
+//!   increment ([`AccessKind::PopcIncrement`], ptxas's `ATOMS.POPC.INC` for `atomicAdd(p, 1)`
+//!   with the result unused) is served like a load: lanes on one word share it.
+//! - Ideal wavefronts are `ceil(active_lanes * size / (banks * bank_width_bytes))`, at least 1
+//!   when any lane is active, and never more than the wavefronts: a uniform 16-byte load has 2
+//!   ideal wavefronts, not 4 (this held for every one of the 5,232 H100 measurements). A
+//!   request with no active lane costs 0 and has ideal 0.
 //!
 //! # Where the model goes beyond the measurements
 //!
 //! The measurements cover only one layout (32 banks of 4 bytes) and only naturally aligned
 //! accesses, so some behaviour is extrapolated and may be wrong on real hardware:
 //!
+//! - The rule for 8- and 16-byte loads is not the whole truth. On the H100 it gives the measured
+//!   count for every 8-byte load in which no pair of active lanes differs, and never fewer
+//!   wavefronts than measured; but the H100 sometimes serves in one wavefront a warp whose
+//!   active pairs differ (26 of 1,056 distinct 8-byte cases, where the model charges 2), for a
+//!   reason these measurements did not reveal. For 16-byte loads the rule matches every case
+//!   with all lanes active and 612 of 688 distinct cases overall (the old rules: 521); the
+//!   rest differ both ways.
 //! - Configurable banks are an extrapolation. The phase size for another layout follows the
 //!   same "one full row of banks per phase" rule; for 8-byte banks (the eight-byte mode of
 //!   Kepler GPUs) this gives the whole warp for 8-byte accesses and half-warps for 16-byte
-//!   accesses, which was not measured. When one access is wider than a whole row of banks
-//!   (only possible with very few banks), a phase holds a single lane.
-//! - The pair exception was only measured with all lanes active. When exactly one lane of a
-//!   pair is active, that pair asks for only one address, so this model counts it as a
-//!   sharing pair; a pair with both lanes inactive is also counted as sharing. The exception
-//!   is decided for the whole warp at once, never per phase, and with 8-byte banks it doubles
-//!   the phase in the same way (capped at the whole warp).
-//! - Only 4-byte atomics were measured. An 8-byte atomic uses the 8-byte phase size
-//!   (half-warps with 4-byte banks) and each lane is counted once against the bank of every
+//!   accesses, which was not measured; the merging of phases follows the same rule by the
+//!   number of phases.
+//! - Only 4-byte atomics and increments were measured. An 8-byte atomic uses the 8-byte phase
+//!   size (half-warps with 4-byte banks) and each lane is counted once against the bank of every
 //!   word its access touches; other atomic sizes follow the same rule.
 //! - A misaligned access (which real hardware rejects) is still counted, as the span of words
 //!   it touches, so that the simulator can report a cost before it reports the fault.
