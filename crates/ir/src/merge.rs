@@ -414,6 +414,7 @@ impl<'a> BlockWalk<'a> {
                 let element = ty.size_bytes();
                 let bytes = element as usize * dst.len();
                 if *space == StateSpace::Shared
+                    && !dst.is_empty()
                     && instr.guard.is_none()
                     && matches!(element, 4 | 8)
                     && bytes < 16
@@ -452,6 +453,7 @@ impl<'a> BlockWalk<'a> {
                 let bytes = element as usize * src.len();
                 if plain
                     && *space == StateSpace::Shared
+                    && !src.is_empty()
                     && instr.guard.is_none()
                     && matches!(element, 2 | 4 | 8)
                     && bytes < 16
@@ -835,8 +837,9 @@ impl<'a> BlockWalk<'a> {
     // -----------------------------------------------------------------------
 
     /// The members not yet taken, grouped by the aligned `size`-byte group
-    /// that wholly holds them. A group qualifies only if its members have one
-    /// element size and one memory order and do not overlap.
+    /// that wholly holds them, each at a multiple of its element size in it.
+    /// A group qualifies only if its members have one element size and one
+    /// memory order and do not overlap.
     fn chunks(&self, root: Root, members: &[Member], taken: &[bool], size: i64) -> Vec<Chunk> {
         let mut by_start: BTreeMap<i64, Vec<usize>> = BTreeMap::new();
         for (index, member) in members.iter().enumerate() {
@@ -846,7 +849,8 @@ impl<'a> BlockWalk<'a> {
             let Some(start) = self.aligned_start(root, member.offset, size) else {
                 continue;
             };
-            if member.offset + member.bytes() <= start + size {
+            let naturally_placed = (member.offset - start) % i64::from(member.element) == 0;
+            if naturally_placed && member.offset + member.bytes() <= start + size {
                 by_start.entry(start).or_default().push(index);
             }
         }

@@ -342,3 +342,55 @@ pair:
     );
     assert_eq!(kernels.len(), 1);
 }
+
+/// Every `.kir` and `.ptx` file under `dir`, recursively.
+fn programs(dir: &Path, found: &mut Vec<PathBuf>) {
+    for entry in fs::read_dir(dir).expect("a readable directory") {
+        let path = entry.expect("a directory entry").path();
+        if path.is_dir() {
+            programs(&path, found);
+        } else if path
+            .extension()
+            .is_some_and(|ext| ext == "kir" || ext == "ptx")
+        {
+            found.push(path);
+        }
+    }
+}
+
+#[test]
+fn every_program_of_the_repository_merges_into_a_verified_round_tripping_module() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../programs");
+    let mut files = Vec::new();
+    programs(&root, &mut files);
+    files.sort();
+    let mut merged_any = 0;
+    for path in &files {
+        let text = fs::read_to_string(path).expect("readable");
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let parsed = if path.extension().is_some_and(|ext| ext == "ptx") {
+            parse_ptx(&name, &text)
+        } else {
+            warpsim_ir::parse_module(&name, &text)
+        };
+        // Programs that are meant not to parse or verify are not this test's business.
+        let Ok(mut module) = parsed else { continue };
+        if verify_module(&module).is_err() {
+            continue;
+        }
+        let summary = merge_accesses(&mut module);
+        if summary != warpsim_ir::merge::MergeSummary::default() {
+            merged_any += 1;
+        }
+        verify_module(&module).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let printed = print_module(&module);
+        let reparsed = warpsim_ir::parse_module("merged.kir", &printed)
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert_eq!(reparsed, module, "{}", path.display());
+    }
+    assert!(files.len() > 50, "found only {} programs", files.len());
+    assert!(
+        merged_any >= 6,
+        "merging changed only {merged_any} programs"
+    );
+}

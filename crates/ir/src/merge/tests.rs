@@ -530,3 +530,19 @@ fn the_summary_adds_up_over_kernels() {
     assert_eq!(total.loads_replaced, 5);
     assert_eq!(total.popc_increments, 1);
 }
+
+#[test]
+fn misplaced_or_overlapping_accesses_are_left_alone() {
+    // A 4-byte load at byte 2 of a pair does not fill a slot of a vector.
+    let (summary, _) = merged("ld.shared.u32 %r1, [%b+2]; ld.shared.u32 %r2, [%b+4];");
+    assert_eq!(summary, MergeSummary::default());
+    // Two loads of one word: ptxas would drop the second; the pass leaves both.
+    let (summary, _) =
+        merged("ld.shared.f32 %f1, [%b]; ld.shared.f32 %f2, [%b+4]; ld.shared.f32 %f3, [%b];");
+    assert_eq!(summary, MergeSummary::default());
+    // A kernel without shared accesses is returned unchanged.
+    let mut module = kernel("add.s32 %r1, %t, 1;");
+    let before = module.clone();
+    assert_eq!(merge_accesses(&mut module), MergeSummary::default());
+    assert_eq!(module, before);
+}
