@@ -18,8 +18,12 @@
 //! # Where the rules come from
 //!
 //! The rules are the ones measured on an NVIDIA H200 (compute capability 9.0) and written down
-//! in `reference/bank-rules.md` of the project's shared reference folder. Where that file and
-//! the CUDA Programming Guide disagree, the measurement wins. In short:
+//! in `reference/bank-rules.md` of the project's shared reference folder, corrected and
+//! extended by 5,232 single-warp instructions measured on an H100 (`tests/data/h100`,
+//! `hardware/README.md`): random and targeted masks and addresses for 4-, 8- and 16-byte
+//! loads, 8- and 16-byte stores, atomic adds and population-count increments. Where the
+//! reference file, the CUDA Programming Guide and a measurement disagree, the measurement wins.
+//! In short:
 //!
 //! - A word is `address / bank_width_bytes`, and its bank is `word % banks`. An access of
 //!   `size` bytes touches every word from the one holding its first byte to the one holding
@@ -31,33 +35,47 @@
 //! - Within a phase, lanes that touch the same word share it (a load broadcasts it; for a
 //!   store one lane wins). The phase costs the largest number of distinct words asked of any
 //!   single bank. The request costs the sum over its phases; a phase with no active lane costs
-//!   nothing.
-//! - The measured pair exception: for an 8- or 16-byte *load* in which every even lane asks
-//!   for the same address as the odd lane after it, the phase doubles (16-byte loads go by
-//!   half-warps, 8-byte loads by the whole warp). A uniform 16-byte load therefore takes 2
-//!   wavefronts while the same uniform 16-byte store takes 4: merging is a read-side effect.
+//!   nothing. Inactive lanes take no part at all: the H100 gave the same counts whatever
+//!   addresses they held.
+//! - 8- and 16-byte *loads* may serve two phases in one wavefront. Two adjacent phases (a
+//!   whole warp of 8-byte loads, a half-warp of 16-byte loads) take one wavefront when they
+//!   fit one together and every pair of lanes (2i, 2i + 1) that are both active asks for one
+//!   address; otherwise each phase counts on its own. The four phases of a 16-byte load take
+//!   one wavefront only when every active lane asks for one address and at most 16 lanes are
+//!   active. So a uniform 8-byte load is 1 wavefront, 8(l/2) is 1 and 8(l%16) is 2; a uniform
+//!   16-byte load is 2 wavefronts with the whole warp active and 1 with 16 lanes; a 16-byte
+//!   uniform *store* takes 4: merging is a read-side effect. This replaces the "pair
+//!   exception" of bank-rules.md (the phase doubles when every pair of the warp shares), which
+//!   charged 2 wavefronts to 8-byte loads with partial masks that the H100 served in 1, and
+//!   too few to pair-shared patterns that conflict.
 //! - Atomics never merge: every active lane is its own access, even when several lanes name
-//!   the same address, so 32 lanes on one address take 32 wavefronts.
-//! - Ideal wavefronts are `ceil(active_lanes * size / (banks * bank_width_bytes))`, and at
-//!   least 1 when any lane is active. A request with no active lane costs 0 and has ideal 0.
+//!   the same address, so 32 lanes on one address take 32 wavefronts. A population-count
+//!   increment ([`AccessKind::PopcIncrement`], ptxas's `ATOMS.POPC.INC` for `atomicAdd(p, 1)`
+//!   with the result unused) is served like a load: lanes on one word share it.
+//! - Ideal wavefronts are `ceil(active_lanes * size / (banks * bank_width_bytes))`, at least 1
+//!   when any lane is active, and never more than the wavefronts: a uniform 16-byte load has 2
+//!   ideal wavefronts, not 4 (this held for every one of the 5,232 H100 measurements). A
+//!   request with no active lane costs 0 and has ideal 0.
 //!
 //! # Where the model goes beyond the measurements
 //!
 //! The measurements cover only one layout (32 banks of 4 bytes) and only naturally aligned
 //! accesses, so some behaviour is extrapolated and may be wrong on real hardware:
 //!
+//! - The rule for 8- and 16-byte loads is not the whole truth. On the H100 it gives the measured
+//!   count for every 8-byte load in which no pair of active lanes differs, and never fewer
+//!   wavefronts than measured; but the H100 sometimes serves in one wavefront a warp whose
+//!   active pairs differ (26 of 1,056 distinct 8-byte cases, where the model charges 2), for a
+//!   reason these measurements did not reveal. For 16-byte loads the rule matches every case
+//!   with all lanes active and 612 of 688 distinct cases overall (the old rules: 521); the
+//!   rest differ both ways.
 //! - Configurable banks are an extrapolation. The phase size for another layout follows the
 //!   same "one full row of banks per phase" rule; for 8-byte banks (the eight-byte mode of
 //!   Kepler GPUs) this gives the whole warp for 8-byte accesses and half-warps for 16-byte
-//!   accesses, which was not measured. When one access is wider than a whole row of banks
-//!   (only possible with very few banks), a phase holds a single lane.
-//! - The pair exception was only measured with all lanes active. When exactly one lane of a
-//!   pair is active, that pair asks for only one address, so this model counts it as a
-//!   sharing pair; a pair with both lanes inactive is also counted as sharing. The exception
-//!   is decided for the whole warp at once, never per phase, and with 8-byte banks it doubles
-//!   the phase in the same way (capped at the whole warp).
-//! - Only 4-byte atomics were measured. An 8-byte atomic uses the 8-byte phase size
-//!   (half-warps with 4-byte banks) and each lane is counted once against the bank of every
+//!   accesses, which was not measured; the merging of phases follows the same rule by the
+//!   number of phases.
+//! - Only 4-byte atomics and increments were measured. An 8-byte atomic uses the 8-byte phase
+//!   size (half-warps with 4-byte banks) and each lane is counted once against the bank of every
 //!   word its access touches; other atomic sizes follow the same rule.
 //! - A misaligned access (which real hardware rejects) is still counted, as the span of words
 //!   it touches, so that the simulator can report a cost before it reports the fault.
@@ -138,6 +156,10 @@ pub enum AccessKind {
     /// A read-modify-write (`atom.shared`, `red.shared`). Lanes never share: every active lane
     /// is its own access, even when several lanes name the same address.
     Atomic,
+    /// A population-count increment (ptxas's ATOMS.POPC.INC, which `atomicAdd(p, 1)` on
+    /// shared memory becomes when its result is unused): the lanes that name one word are
+    /// served as one operation, so lanes share words as in a load, over the whole warp.
+    PopcIncrement,
 }
 
 /// The cost of one warp-level shared-memory request.
@@ -255,28 +277,74 @@ impl BankArbiter {
             return Wavefronts::default();
         }
 
-        // The bytes of all active lanes, spread over as few full rows of banks as possible.
-        let active_bytes = active.count_ones() * size;
-        let ideal = active_bytes.div_ceil(self.row_bytes).max(1);
-
-        let mut lanes_per_phase = (self.row_bytes / size).clamp(1, WARP_LANES);
-        if kind == AccessKind::Load && size >= 8 && pairs_share_addresses(active, addresses) {
-            lanes_per_phase = (lanes_per_phase * 2).min(WARP_LANES);
-        }
-        // Lanes never merge in an atomic, so each lane counts against its banks on its own.
-        let merge = kind != AccessKind::Atomic;
-
-        let mut wavefronts = 0;
-        let mut phase_start = 0;
-        while phase_start < WARP_LANES {
-            let phase_lanes = active & phase_lane_mask(phase_start, lanes_per_phase);
-            if phase_lanes != 0 {
-                wavefronts +=
-                    self.phase_wavefronts(merge, size, phase_start, phase_lanes, addresses);
+        let lanes_per_phase = (self.row_bytes / size).clamp(1, WARP_LANES);
+        let wavefronts = if kind == AccessKind::Load && size >= 8 {
+            self.wide_load_wavefronts(size, lanes_per_phase, 0, WARP_LANES, active, addresses)
+        } else {
+            // Lanes never merge in an atomic, so each lane counts against its banks on its own.
+            let merge = kind != AccessKind::Atomic;
+            let mut wavefronts = 0;
+            let mut phase_start = 0;
+            while phase_start < WARP_LANES {
+                let phase_lanes = active & phase_lane_mask(phase_start, lanes_per_phase);
+                if phase_lanes != 0 {
+                    wavefronts +=
+                        self.phase_wavefronts(merge, size, phase_start, phase_lanes, addresses);
+                }
+                phase_start += lanes_per_phase;
             }
-            phase_start += lanes_per_phase;
-        }
+            wavefronts
+        };
+
+        // The bytes of all active lanes, spread over as few full rows of banks as possible,
+        // but never more than the request needs: a broadcast is ideal as it is.
+        let active_bytes = active.count_ones() * size;
+        let ideal = active_bytes.div_ceil(self.row_bytes).min(wavefronts).max(1);
         Wavefronts { wavefronts, ideal }
+    }
+
+    /// Counts the wavefronts of the lanes `first_lane .. first_lane + lanes` of an 8- or
+    /// 16-byte load. A range of one natural phase costs what its banks ask; a larger range
+    /// is served in a single wavefront when its banks allow it and its lanes qualify (see
+    /// [`range_may_share_a_wavefront`]); otherwise its two halves are counted apart.
+    fn wide_load_wavefronts(
+        &mut self,
+        size: u32,
+        lanes_per_phase: u32,
+        first_lane: u32,
+        lanes: u32,
+        active: u32,
+        addresses: &[u32; 32],
+    ) -> u32 {
+        let range_lanes = active & phase_lane_mask(first_lane, lanes);
+        if range_lanes == 0 {
+            return 0;
+        }
+        let range_cost = self.phase_wavefronts(true, size, first_lane, range_lanes, addresses);
+        if lanes <= lanes_per_phase {
+            return range_cost;
+        }
+        if range_cost == 1
+            && range_may_share_a_wavefront(
+                size,
+                self.row_bytes,
+                lanes / lanes_per_phase,
+                range_lanes,
+                addresses,
+            )
+        {
+            return 1;
+        }
+        let half = lanes / 2;
+        self.wide_load_wavefronts(size, lanes_per_phase, first_lane, half, active, addresses)
+            + self.wide_load_wavefronts(
+                size,
+                lanes_per_phase,
+                first_lane + half,
+                half,
+                active,
+                addresses,
+            )
     }
 
     /// Counts the wavefronts of one phase, given its first lane and the non-empty mask of its
@@ -435,9 +503,38 @@ fn phase_lane_mask(start: u32, count: u32) -> u32 {
     lanes << start
 }
 
-/// Whether every pair of lanes (2i, 2i + 1) asks for a single address, the condition of the
-/// measured pair exception. A pair with both lanes active must name the same address; a pair
-/// with one or no active lane asks for at most one address and so counts as sharing.
+/// Whether the active lanes `lanes` of a range of `phases` natural phases of an 8- or 16-byte
+/// load may be served together, given that their banks fit one wavefront. Two phases may share a
+/// wavefront when every pair of lanes (2i, 2i + 1) that are both active asks for one address
+/// (measured on an H100: a uniform or 8(l/2) 8-byte load is 1 wavefront, 8(l%16) is 2); four
+/// phases (a 16-byte load's whole warp) only when all active lanes ask for one address and their
+/// data fits twice a row of banks (a uniform 16-byte load of at most 16 lanes is 1 wavefront, of
+/// more lanes 2).
+#[inline]
+fn range_may_share_a_wavefront(
+    size: u32,
+    row_bytes: u32,
+    phases: u32,
+    lanes: u32,
+    addresses: &[u32; 32],
+) -> bool {
+    if phases <= 2 {
+        return pairs_share_addresses(lanes, addresses);
+    }
+    let first = addresses[lanes.trailing_zeros() as usize];
+    let mut remaining = lanes;
+    while remaining != 0 {
+        let lane = remaining.trailing_zeros() as usize;
+        remaining &= remaining - 1;
+        if addresses[lane] != first {
+            return false;
+        }
+    }
+    lanes.count_ones() * size <= 2 * row_bytes
+}
+
+/// Whether every pair of lanes (2i, 2i + 1) that are both active asks for a single address; a
+/// pair with one or no active lane asks for at most one address and so counts as sharing.
 #[inline]
 fn pairs_share_addresses(active: u32, addresses: &[u32; 32]) -> bool {
     const EVEN_LANES: u32 = 0x5555_5555;

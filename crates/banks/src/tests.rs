@@ -30,6 +30,8 @@ fn hopper(kind: AccessKind, size: u32, active: u32, offset: impl Fn(u32) -> u32)
 
 /// Counts a request the slow, obvious way: enumerate every byte of every active lane, collect
 /// the distinct words each bank is asked for in each phase in ordered sets, and take maxima.
+/// Wide loads follow the rule of the crate documentation written as a recursion over lane
+/// ranges, with no shortcuts.
 fn reference(
     config: BankConfig,
     kind: AccessKind,
@@ -43,24 +45,14 @@ fn reference(
         return Wavefronts::default();
     }
     let row_bytes = u64::from(config.banks) * u64::from(config.bank_width_bytes);
-    let active_bytes = active_lanes.len() as u64 * u64::from(size);
-    let ideal = std::cmp::max(1, active_bytes.div_ceil(row_bytes)) as u32;
+    let phase = (row_bytes / u64::from(size)).clamp(1, 32) as usize;
 
-    let mut phase = (row_bytes / u64::from(size)).clamp(1, 32) as usize;
-    let pairs_share = (0..16).all(|pair| {
-        let (even, odd) = (2 * pair, 2 * pair + 1);
-        !(is_active(even) && is_active(odd)) || addresses[even] == addresses[odd]
-    });
-    if kind == AccessKind::Load && size >= 8 && pairs_share {
-        phase = std::cmp::min(32, phase * 2);
-    }
-
-    let mut total = 0;
-    for phase_start in (0..32).step_by(phase) {
+    // The cost of the active lanes among `lanes`, served together.
+    let range_cost = |lanes: std::ops::Range<usize>| -> u32 {
         // For merging accesses: bank -> distinct words. For atomics: bank -> lane-word count.
         let mut distinct: BTreeMap<u64, BTreeSet<u64>> = BTreeMap::new();
         let mut atomic_counts: BTreeMap<u64, u32> = BTreeMap::new();
-        for lane in (phase_start..phase_start + phase).filter(|&lane| is_active(lane)) {
+        for lane in lanes.filter(|&lane| is_active(lane)) {
             let first_byte = u64::from(addresses[lane]);
             let words: BTreeSet<u64> = (first_byte..first_byte + u64::from(size))
                 .map(|byte| byte / u64::from(config.bank_width_bytes))
@@ -71,7 +63,7 @@ fn reference(
                 *atomic_counts.entry(bank).or_default() += 1;
             }
         }
-        total += if kind == AccessKind::Atomic {
+        if kind == AccessKind::Atomic {
             atomic_counts.values().copied().max().unwrap_or(0)
         } else {
             distinct
@@ -79,8 +71,80 @@ fn reference(
                 .map(|words| words.len() as u32)
                 .max()
                 .unwrap_or(0)
+        }
+    };
+
+    fn wide(
+        lanes: std::ops::Range<usize>,
+        phase: usize,
+        size: u32,
+        row_bytes: u64,
+        is_active: &dyn Fn(usize) -> bool,
+        addresses: &[u32; 32],
+        range_cost: &dyn Fn(std::ops::Range<usize>) -> u32,
+    ) -> u32 {
+        let active: Vec<usize> = lanes.clone().filter(|&lane| is_active(lane)).collect();
+        if active.is_empty() {
+            return 0;
+        }
+        let cost = range_cost(lanes.clone());
+        if lanes.len() <= phase {
+            return cost;
+        }
+        let qualifies = if lanes.len() <= 2 * phase {
+            // Every pair with both lanes active names one address.
+            (lanes.start..lanes.end).step_by(2).all(|even| {
+                !(is_active(even) && is_active(even + 1)) || addresses[even] == addresses[even + 1]
+            })
+        } else {
+            active
+                .iter()
+                .all(|&lane| addresses[lane] == addresses[active[0]])
+                && active.len() as u64 * u64::from(size) <= 2 * row_bytes
         };
+        if cost == 1 && qualifies {
+            return 1;
+        }
+        let middle = lanes.start + lanes.len() / 2;
+        wide(
+            lanes.start..middle,
+            phase,
+            size,
+            row_bytes,
+            is_active,
+            addresses,
+            range_cost,
+        ) + wide(
+            middle..lanes.end,
+            phase,
+            size,
+            row_bytes,
+            is_active,
+            addresses,
+            range_cost,
+        )
     }
+
+    let total = if kind == AccessKind::Load && size >= 8 {
+        wide(
+            0..32,
+            phase,
+            size,
+            row_bytes,
+            &is_active,
+            addresses,
+            &range_cost,
+        )
+    } else {
+        (0..32)
+            .step_by(phase)
+            .map(|start| range_cost(start..start + phase))
+            .sum()
+    };
+    let active_bytes = active_lanes.len() as u64 * u64::from(size);
+    let ideal = active_bytes
+        .div_ceil(row_bytes)
+        .clamp(1, u64::from(total.max(1))) as u32;
     Wavefronts {
         wavefronts: total,
         ideal,
@@ -196,13 +260,16 @@ fn measured_cases_of_bank_rules() {
 #[test]
 fn measured_uniform_sixteen_byte_load_and_store_differ() {
     // The note under the table: broadcast merging is a read-side effect.
+    // Its ideal is 2, not the 4 that 32 lanes of 16 bytes would fill: the ideal never exceeds
+    // the wavefronts (measured on an H100, case 0 of crates/banks/tests/data/h100/cases.tsv,
+    // kernel cases_ld128: 2 wavefronts, 2 ideal).
     let load = hopper(AccessKind::Load, 16, ALL, |_| 0);
     let store = hopper(AccessKind::Store, 16, ALL, |_| 0);
     assert_eq!(
         load,
         Wavefronts {
             wavefronts: 2,
-            ideal: 4
+            ideal: 2
         }
     );
     assert_eq!(load.conflicts(), 0);
@@ -226,6 +293,9 @@ fn ideal_follows_active_bytes() {
     assert_eq!(hopper(AccessKind::Load, 16, 0x1FF, |l| 16 * l).ideal, 2);
     // A single active lane still needs one wavefront.
     assert_eq!(hopper(AccessKind::Load, 1, 1 << 7, |_| 0).ideal, 1);
+    // A broadcast needs fewer wavefronts than its bytes would fill, and that is its ideal.
+    assert_eq!(hopper(AccessKind::Load, 8, ALL, |_| 0).ideal, 1);
+    assert_eq!(hopper(AccessKind::Load, 8, ALL, |l| 8 * (l / 2)).ideal, 1);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -566,13 +636,14 @@ fn kepler_eight_byte_phases() {
             ideal: 1
         }
     );
-    // The pair exception doubles 16-byte loads to the whole warp.
+    // The pair rule serves 16-byte loads by the whole warp (two natural phases of 16 lanes)
+    // when every pair shares an address and the warp fits one wavefront.
     let paired_quads = lane_addresses(|lane| 16 * (lane / 2));
     assert_eq!(
         arbiter.request(AccessKind::Load, 16, ALL, &paired_quads),
         Wavefronts {
             wavefronts: 1,
-            ideal: 2
+            ideal: 1
         }
     );
 }
@@ -583,7 +654,12 @@ fn kepler_eight_byte_phases() {
 
 #[test]
 fn empty_mask_costs_nothing() {
-    for kind in [AccessKind::Load, AccessKind::Store, AccessKind::Atomic] {
+    for kind in [
+        AccessKind::Load,
+        AccessKind::Store,
+        AccessKind::Atomic,
+        AccessKind::PopcIncrement,
+    ] {
         for size in [1, 2, 4, 8, 16] {
             let cost = hopper(kind, size, 0, |lane| 128 * lane);
             assert_eq!(
@@ -658,9 +734,9 @@ fn empty_phases_cost_nothing() {
 }
 
 #[test]
-fn pair_exception_treats_lone_active_lanes_as_sharing() {
-    // Only even lanes active, lane 2i at 16i: every pair asks for one address, so the phase
-    // doubles to half-warps and each half-warp's eight 16-byte accesses fill one row.
+fn pair_rule_treats_lone_active_lanes_as_sharing() {
+    // Only even lanes active, lane 2i at 16i: no pair has two active lanes, so each half-warp's
+    // eight 16-byte accesses (one row of banks) are served together.
     let even_lanes = 0x5555_5555;
     let cost = hopper(AccessKind::Load, 16, even_lanes, |lane| 16 * (lane / 2));
     assert_eq!(
@@ -679,18 +755,19 @@ fn pair_exception_treats_lone_active_lanes_as_sharing() {
             ideal: 2
         }
     );
-    // One pair with both lanes active but different addresses cancels the exception: back to
-    // quarter-warps, where lane 1 (byte 512) and lane 0 (byte 0) ask banks 0-3 for different
-    // words, so the first quarter takes 2 wavefronts and the other three take 1 each.
+    // Lane 1 joins at byte 512, on lane 0's banks: the first half-warp no longer fits one
+    // wavefront, so it goes by quarters (2 for lanes 0-7, 1 for lanes 8-15); the second
+    // half-warp is still served whole.
     let cost = hopper(AccessKind::Load, 16, even_lanes | 0b10, |lane| {
         16 * (lane / 2) + 512 * (lane & 1)
     });
-    assert_eq!(cost.wavefronts, 5);
+    assert_eq!(cost.wavefronts, 4);
 }
 
 #[test]
-fn pair_exception_is_decided_for_the_whole_warp() {
-    // Lanes 0-15 pair up, lanes 16-31 do not: no doubling anywhere, so quarter-warps.
+fn pair_rule_is_decided_per_half_warp() {
+    // Lanes 0-15 pair up in one row: one wavefront. Lanes 16-31 fill two rows: each of their
+    // quarter-warps takes one.
     let cost = hopper(AccessKind::Load, 16, ALL, |lane| {
         if lane < 16 {
             16 * (lane / 2)
@@ -698,19 +775,62 @@ fn pair_exception_is_decided_for_the_whole_warp() {
             16 * lane
         }
     });
-    assert_eq!(cost.wavefronts, 4);
+    assert_eq!(cost.wavefronts, 3);
     // With every pair sharing, 8-byte loads go by the whole warp: 16 doubles in one row.
     let cost = hopper(AccessKind::Load, 8, ALL, |lane| 8 * (lane / 2));
     assert_eq!(
         cost,
         Wavefronts {
             wavefronts: 1,
-            ideal: 2
+            ideal: 1
         }
     );
-    // The exception never applies to 4-byte or smaller loads, whose phase is the warp anyway.
+    // The rule never applies to 4-byte or smaller loads, whose phase is the warp anyway.
     let cost = hopper(AccessKind::Load, 4, ALL, |lane| 128 * (lane / 2));
     assert_eq!(cost.wavefronts, 16);
+}
+
+#[test]
+fn a_differing_pair_splits_an_eight_byte_load_into_half_warps() {
+    // Lanes 0 and 31 alone, conflict-free: one wavefront (no pair has two active lanes).
+    let cost = hopper(AccessKind::Load, 8, (1 << 0) | (1 << 31), |lane| 8 * lane);
+    assert_eq!(cost.wavefronts, 1);
+    // Lanes 0, 1 and 31 with lanes 0 and 1 at different addresses: half-warps, 1 + 1.
+    let cost = hopper(AccessKind::Load, 8, 0b11 | (1 << 31), |lane| 8 * lane);
+    assert_eq!(cost.wavefronts, 2);
+    // The same three lanes with lanes 0 and 1 sharing: one wavefront again.
+    let cost = hopper(AccessKind::Load, 8, 0b11 | (1 << 31), |lane| 8 * (lane / 2));
+    assert_eq!(cost.wavefronts, 1);
+}
+
+#[test]
+fn uniform_sixteen_byte_loads_share_a_wavefront_up_to_sixteen_lanes() {
+    // Sixteen lanes anywhere in the warp on one address: one wavefront.
+    let cost = hopper(AccessKind::Load, 16, 0x0F0F_0F0F, |_| 64);
+    assert_eq!(cost.wavefronts, 1);
+    // Seventeen: each half-warp on its own.
+    let cost = hopper(AccessKind::Load, 16, 0x0F0F_0F1F, |_| 64);
+    assert_eq!(cost.wavefronts, 2);
+    // Two lanes of different halves at different addresses never share one.
+    let cost = hopper(AccessKind::Load, 16, (1 << 0) | (1 << 31), |lane| 16 * lane);
+    assert_eq!(cost.wavefronts, 2);
+}
+
+#[test]
+fn population_count_increments_share_words_like_loads() {
+    // Thirty-two lanes on one word: one wavefront, where an ordinary atomic takes 32.
+    let cost = hopper(AccessKind::PopcIncrement, 4, ALL, |_| 0);
+    assert_eq!(
+        cost,
+        Wavefronts {
+            wavefronts: 1,
+            ideal: 1
+        }
+    );
+    assert_eq!(hopper(AccessKind::Atomic, 4, ALL, |_| 0).wavefronts, 32);
+    // Distinct words of one bank still conflict.
+    let cost = hopper(AccessKind::PopcIncrement, 4, ALL, |lane| 128 * (lane % 4));
+    assert_eq!(cost.wavefronts, 4);
 }
 
 #[test]
@@ -890,7 +1010,8 @@ fn any_kind() -> impl Strategy<Value = AccessKind> {
     prop_oneof![
         Just(AccessKind::Load),
         Just(AccessKind::Store),
-        Just(AccessKind::Atomic)
+        Just(AccessKind::Atomic),
+        Just(AccessKind::PopcIncrement)
     ]
 }
 

@@ -336,10 +336,17 @@ pub enum AtomOp {
     Xor,
     Inc,
     Dec,
+    /// `red.shared.popc_inc.u32 [a], 1`: adds 1 for every lane, as ptxas's
+    /// ATOMS.POPC.INC does for `atomicAdd(p, 1)` on shared memory with the
+    /// result unused. The hardware adds the population count of the lanes
+    /// that name one word in a single operation, so those lanes share a
+    /// wavefront, as in a load (see `crate::merge`). Not a PTX spelling: the
+    /// merge pass writes it, and the IR text round-trips it.
+    PopcIncrement,
 }
 
 impl AtomOp {
-    pub const ALL: [AtomOp; 10] = [
+    pub const ALL: [AtomOp; 11] = [
         AtomOp::Add,
         AtomOp::Min,
         AtomOp::Max,
@@ -350,6 +357,7 @@ impl AtomOp {
         AtomOp::Xor,
         AtomOp::Inc,
         AtomOp::Dec,
+        AtomOp::PopcIncrement,
     ];
 
     pub fn name(self) -> &'static str {
@@ -364,6 +372,7 @@ impl AtomOp {
             AtomOp::Xor => "xor",
             AtomOp::Inc => "inc",
             AtomOp::Dec => "dec",
+            AtomOp::PopcIncrement => "popc_inc",
         }
     }
 }

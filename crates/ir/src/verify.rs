@@ -462,9 +462,29 @@ impl Checker<'_> {
                     AtomOp::Exch | AtomOp::Cas | AtomOp::And | AtomOp::Or | AtomOp::Xor => {
                         ty.is_integer() && (size == 4 || size == 8)
                     }
+                    AtomOp::PopcIncrement => ty == ScalarType::U32,
                 };
                 if !valid {
                     self.problem(format!("`atom.{}` is not defined for `.{ty}`", op.name()));
+                }
+                if *op == AtomOp::PopcIncrement {
+                    // ATOMS.POPC.INC exists for shared memory only, writes no
+                    // result, and adds one per lane.
+                    if *space != StateSpace::Shared {
+                        self.problem(format!(
+                            "`popc_inc` is a shared-memory reduction, not one of the .{} space",
+                            space.name()
+                        ));
+                    }
+                    if dst.is_some() {
+                        self.problem(
+                            "`popc_inc` returns no value: write it as `red`, not `atom`"
+                                .to_string(),
+                        );
+                    }
+                    if !matches!(a, Operand::Imm { bits: 1, .. }) {
+                        self.problem("`popc_inc` adds the literal 1".to_string());
+                    }
                 }
                 if !matches!(
                     space,

@@ -2093,6 +2093,8 @@ fn atomic_update(op: AtomOp, ty: NumberType, old: u64, a: u64, b: u64) -> u64 {
             (f64::from_bits(old) + f64::from_bits(a)).to_bits()
         }
         (AtomOp::Add, NumberType::Int(int)) => arith::int_add(old, a, int),
+        // A population-count increment adds the literal 1 (`a`) for every lane.
+        (AtomOp::PopcIncrement, NumberType::Int(int)) => arith::int_add(old, a, int),
         (AtomOp::Min, NumberType::Int(int)) => arith::int_min(old, a, int),
         (AtomOp::Max, NumberType::Int(int)) => arith::int_max(old, a, int),
         (AtomOp::Exch, _) => a,
@@ -2120,8 +2122,8 @@ fn atomic_update(op: AtomOp, ty: NumberType, old: u64, a: u64, b: u64) -> u64 {
                 old - 1
             }
         }
-        // The verifier rejects float min/max.
-        (AtomOp::Min | AtomOp::Max, NumberType::Float(_)) => old,
+        // The verifier rejects float min/max and float population-count increments.
+        (AtomOp::Min | AtomOp::Max | AtomOp::PopcIncrement, NumberType::Float(_)) => old,
     }
 }
 
@@ -2191,12 +2193,15 @@ fn atomic(
     }
     let counters = &mut state.stats.per_instruction[pc as usize];
     if shared_lanes != 0 {
-        let verdict = state.arbiter.request(
-            AccessKind::Atomic,
-            size,
-            shared_lanes,
-            &state.shared_addresses,
-        );
+        // ATOMS.POPC.INC serves the lanes of one word together; other atomics never merge.
+        let kind = if op == AtomOp::PopcIncrement {
+            AccessKind::PopcIncrement
+        } else {
+            AccessKind::Atomic
+        };
+        let verdict = state
+            .arbiter
+            .request(kind, size, shared_lanes, &state.shared_addresses);
         record_wavefronts(counters, verdict);
     }
     if !state.sectors.is_empty() {
