@@ -14,13 +14,19 @@ mod support;
 
 use std::collections::BTreeMap;
 
-use support::{f32s, i32s, repo_root, run_program, u32s, ProgramRun};
+use support::{f32s, i32s, repo_root, run_program, run_program_on, u32s, ProgramRun};
 
 // ---------------------------------------------------------------------------
 // Helpers
 
+/// Runs a corpus kernel with its accesses as the PTX writes them: the
+/// conflicts worked out here are those of the PTX's loads and stores, before
+/// ptxas merges neighbouring ones (what that does to the counts is checked
+/// against an H100 in crates/machine/tests/merged_accesses.rs).
 fn run(name: &str) -> ProgramRun {
-    let run = run_program(&format!("corpus/{name}"), None, 2);
+    let mut config = warpsim_driver::MachineConfig::hopper();
+    config.compiler.merge_accesses = false;
+    let run = run_program_on(&format!("corpus/{name}"), config, 2);
     assert!(run.failure.is_none(), "{name}: {:?}", run.failure);
     assert_eq!(run.report.status, "ok", "{name}");
     run

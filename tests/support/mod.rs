@@ -42,8 +42,17 @@ fn find(buffers: &[(String, Vec<u8>)], name: &str) -> Vec<u8> {
 
 /// Runs `programs/<name>.toml` with an optional machine configuration.
 pub fn run_program(name: &str, config: Option<&Path>, host_threads: usize) -> ProgramRun {
-    let launch = repo_root().join("programs").join(format!("{name}.toml"));
     let config = warpsim_driver::load_config(config).expect("the configuration loads");
+    run_program_on(name, config, host_threads)
+}
+
+/// Runs `programs/<name>.toml` on the machine `config`.
+pub fn run_program_on(
+    name: &str,
+    config: warpsim_driver::MachineConfig,
+    host_threads: usize,
+) -> ProgramRun {
+    let launch = repo_root().join("programs").join(format!("{name}.toml"));
     let prepared =
         warpsim_driver::prepare(&launch, config).unwrap_or_else(|error| panic!("{name}: {error}"));
     let result = prepared

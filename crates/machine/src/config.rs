@@ -15,6 +15,33 @@ pub struct MachineConfig {
     pub barriers: BarrierConfig,
     #[serde(default)]
     pub limits: LimitConfig,
+    #[serde(default)]
+    pub compiler: CompilerConfig,
+}
+
+/// What the hardware's compiler does to the code before it runs.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CompilerConfig {
+    /// Merge shared-memory accesses of PTX from NVRTC or nvcc as ptxas
+    /// does (adjacent aligned words into vector accesses, unused
+    /// `atomicAdd(p, 1)` into population-count increments;
+    /// docs/access-merging.md), so that counts are those of the SASS the
+    /// GPU runs.
+    #[serde(default = "default_true")]
+    pub merge_accesses: bool,
+}
+
+fn default_true() -> bool {
+    true
+}
+
+impl Default for CompilerConfig {
+    fn default() -> Self {
+        CompilerConfig {
+            merge_accesses: true,
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
@@ -144,6 +171,7 @@ impl MachineConfig {
             },
             barriers: BarrierConfig::default(),
             limits: LimitConfig::default(),
+            compiler: CompilerConfig::default(),
         }
     }
 

@@ -99,15 +99,51 @@ fn parse_dims(text: &str) -> Result<Dims, String> {
     }
 }
 
+/// The machine a kernel runs on.
+#[derive(clap::Args)]
+struct MachineArgs {
+    /// Machine configuration (default: the built-in Hopper machine, as in sim.toml).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Merge shared-memory accesses of NVRTC's and nvcc's PTX as ptxas
+    /// does (default: the machine file's `compiler.merge_accesses`, on).
+    #[arg(long, value_name = "on|off", value_parser = parse_on_off)]
+    merge_accesses: Option<bool>,
+}
+
+fn parse_on_off(text: &str) -> Result<bool, String> {
+    match text {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        _ => Err(format!("`{text}`: expected on or off")),
+    }
+}
+
+impl MachineArgs {
+    /// The configuration read, with the command line's overrides, and the
+    /// file it came from.
+    fn read(
+        &self,
+    ) -> anyhow::Result<(
+        warpsim_driver::MachineConfig,
+        Option<warpsim_driver::TomlFile>,
+    )> {
+        let (mut config, file) = warpsim_driver::read_config(self.config.as_deref())?;
+        if let Some(merge) = self.merge_accesses {
+            config.compiler.merge_accesses = merge;
+        }
+        Ok((config, file))
+    }
+}
+
 #[derive(clap::Args)]
 struct RunArgs {
     /// The launch file (TOML), or a `.cu`, `.ptx` or `.kir` source.
     launch: PathBuf,
     #[command(flatten)]
     source_launch: LaunchArgs,
-    /// Machine configuration (default: the built-in Hopper machine, as in sim.toml).
-    #[arg(long)]
-    config: Option<PathBuf>,
+    #[command(flatten)]
+    machine: MachineArgs,
     /// Also write the report as JSON to PATH, or to stdout with `-` (then no table).
     #[arg(long, value_name = "PATH|-")]
     json: Option<String>,
@@ -126,11 +162,10 @@ struct RunArgs {
 
 #[derive(clap::Args)]
 struct CheckArgs {
-    /// A launch file (TOML), or a `.kir`/`.ptx` source for the static check alone.
+    /// A launch file (TOML), or a `.cu`/`.kir`/`.ptx` source for the static check alone.
     input: PathBuf,
-    /// Machine configuration (default: the built-in Hopper machine, as in sim.toml).
-    #[arg(long)]
-    config: Option<PathBuf>,
+    #[command(flatten)]
+    machine: MachineArgs,
     /// Write the JSON report with its `findings` to PATH, or to stdout with `-`.
     #[arg(long, value_name = "PATH|-")]
     json: Option<String>,
@@ -213,10 +248,10 @@ fn run(args: RunArgs) -> anyhow::Result<Outcome> {
         dumps.push((buffer.to_string(), PathBuf::from(path)));
     }
     let prepared = if is_source(&args.launch) {
-        prepare_command_line(&args.launch, &args.source_launch, args.config.as_deref())?
+        prepare_command_line(&args.launch, &args.source_launch, &args.machine)?
     } else {
         refuse_launch_flags(&args.source_launch)?;
-        prepare(&args.launch, args.config.as_deref())?
+        prepare(&args.launch, &args.machine)?
     };
     let mut dump_indices = Vec::with_capacity(dumps.len());
     for (buffer, _) in &dumps {
@@ -345,8 +380,8 @@ impl Drop for CreatedFiles {
 }
 
 /// Reads the machine configuration and prepares the launch.
-fn prepare(launch: &Path, config: Option<&Path>) -> anyhow::Result<warpsim_driver::PreparedLaunch> {
-    let (config, config_file) = warpsim_driver::read_config(config)?;
+fn prepare(launch: &Path, machine: &MachineArgs) -> anyhow::Result<warpsim_driver::PreparedLaunch> {
+    let (config, config_file) = machine.read()?;
     Ok(warpsim_driver::prepare_with(
         launch,
         config,
@@ -452,9 +487,9 @@ fn refuse_launch_flags(flags: &LaunchArgs) -> anyhow::Result<()> {
 fn prepare_command_line(
     source: &Path,
     flags: &LaunchArgs,
-    config: Option<&Path>,
+    machine: &MachineArgs,
 ) -> anyhow::Result<warpsim_driver::PreparedLaunch> {
-    let (config, config_file) = warpsim_driver::read_config(config)?;
+    let (config, config_file) = machine.read()?;
     let launch = warpsim_driver::CommandLineLaunch {
         source,
         kernel: flags.kernel.as_deref(),
@@ -472,10 +507,10 @@ fn prepare_command_line(
 
 fn check(args: CheckArgs) -> anyhow::Result<Outcome> {
     if is_source(&args.input) {
-        return check_source(&args.input, args.json.as_deref(), args.config.as_deref());
+        return check_source(&args.input, args.json.as_deref(), &args.machine);
     }
     check_host_threads(args.threads)?;
-    let prepared = prepare(&args.input, args.config.as_deref())?;
+    let prepared = prepare(&args.input, &args.machine)?;
     let mut created = CreatedFiles::default();
     let json = JsonOutput::open(args.json.as_deref(), "report", &mut created)?;
     let (result, checked) = prepared.check(args.threads)?;
@@ -499,7 +534,7 @@ fn read_source(source: &Path) -> anyhow::Result<(String, String, PathBuf)> {
 fn check_source(
     source: &Path,
     json: Option<&str>,
-    config: Option<&Path>,
+    machine: &MachineArgs,
 ) -> anyhow::Result<Outcome> {
     let (mut name, mut text, base_dir) = read_source(source)?;
     let mut cuda_names = Vec::new();
@@ -507,7 +542,7 @@ fn check_source(
         .extension()
         .is_some_and(|extension| extension == "cu")
     {
-        let (config, _) = warpsim_driver::read_config(config)?;
+        let (config, _) = machine.read()?;
         let architecture = warpsim_driver::nvrtc::architecture(config.device.compute_capability);
         let (module, _) = warpsim_driver::cuda::compile_file(source, architecture)?;
         cuda_names = module.ptx_names;
