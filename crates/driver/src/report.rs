@@ -502,17 +502,17 @@ impl Report {
         let atomic = &totals.shared_atomic;
         vec![
             (
-                NVPROF_SHARED_LD_REQUESTS,
+                "shared_ld_requests",
                 load.requests.to_string(),
                 NSIGHT_SHARED_LD_REQUESTS,
             ),
             (
-                NVPROF_SHARED_LD_TRANSACTIONS,
+                "shared_ld_transactions",
                 load.wavefronts.to_string(),
                 NSIGHT_SHARED_LD_WAVEFRONTS,
             ),
             (
-                NVPROF_SHARED_LD_BANK_CONFLICT,
+                "shared_ld_bank_conflict",
                 load.bank_conflicts.to_string(),
                 NSIGHT_SHARED_LD_BANK_CONFLICTS,
             ),
@@ -522,17 +522,17 @@ impl Report {
                 "",
             ),
             (
-                NVPROF_SHARED_ST_REQUESTS,
+                "shared_st_requests",
                 store.requests.to_string(),
                 NSIGHT_SHARED_ST_REQUESTS,
             ),
             (
-                NVPROF_SHARED_ST_TRANSACTIONS,
+                "shared_st_transactions",
                 store.wavefronts.to_string(),
                 NSIGHT_SHARED_ST_WAVEFRONTS,
             ),
             (
-                NVPROF_SHARED_ST_BANK_CONFLICT,
+                "shared_st_bank_conflict",
                 store.bank_conflicts.to_string(),
                 NSIGHT_SHARED_ST_BANK_CONFLICTS,
             ),
@@ -596,24 +596,21 @@ impl Report {
     }
 }
 
-// The names of the totals. nvprof's are the ones nvprof printed for these
-// counters on GPUs before Volta. Nsight Compute's are checked against
-// NVIDIA's own rule files shipped with Nsight Compute 2023
-// (`SharedMemoryConflicts.py` requests the six shared-memory metrics,
-// `MemoryCacheAccessPattern.py` the four global ones) and against ncu's
-// printed output; the three `memory_l1_wavefronts_shared*` names are the
-// Source Counters section's per-instruction metrics ("L1 Wavefronts Shared",
-// "... Ideal", "... Excessive"), summed here over every shared-memory
-// instruction. Shared atomics have no metric here: no `..._op_atom` name of
-// the shared-memory wavefront or bank-conflict counters could be confirmed,
-// so none is printed.
-
-const NVPROF_SHARED_LD_REQUESTS: &str = "shared_ld_requests";
-const NVPROF_SHARED_LD_TRANSACTIONS: &str = "shared_ld_transactions";
-const NVPROF_SHARED_LD_BANK_CONFLICT: &str = "shared_ld_bank_conflict";
-const NVPROF_SHARED_ST_REQUESTS: &str = "shared_st_requests";
-const NVPROF_SHARED_ST_TRANSACTIONS: &str = "shared_st_transactions";
-const NVPROF_SHARED_ST_BANK_CONFLICT: &str = "shared_st_bank_conflict";
+// The names of the totals. The nvprof names are the ones this table has
+// always printed, in nvprof's vocabulary (`shared_ld_transactions`,
+// `shared_ld_bank_conflict`, `shared_load_transactions_per_request`, ...).
+// The Nsight Compute names below were each confirmed, not guessed: the six
+// shared-memory metrics are the ones NVIDIA's own Nsight Compute rule
+// `SharedMemoryConflicts.py` (2023) requests, the four global ones those of
+// its rule `MemoryCacheAccessPattern.py`; the three `memory_l1_wavefronts_
+// shared*` names are the Source Counters section's per-instruction metrics
+// ("L1 Wavefronts Shared", "... Ideal", "... Excessive") as ncu exports them,
+// summed here over every shared-memory instruction; `smsp__inst_executed.sum`
+// is the one `../shared/reference/timing.md` compares warp instructions
+// with. NVIDIA's documentation pages with the full metric list were not at
+// hand to check against. No `..._op_atom` name of the shared-memory
+// wavefront or bank-conflict counters could be confirmed, so shared atomics
+// have no Nsight Compute name here.
 
 /// Shared-memory load instructions executed (warp level): requests.
 pub const NSIGHT_SHARED_LD_REQUESTS: &str = "smsp__sass_inst_executed_op_shared_ld.sum";
