@@ -558,13 +558,13 @@ fn a_good_program_exits_0_with_a_table() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(stderr(&output), "");
     let table = stdout(&output);
+    // The block's shared memory is the kernel's static `tile`.
     assert!(table.starts_with(
-        "setRowReadCol  grid (1,1,1)  block (32,32,1)  shared 0 B  on Hopper (sm_90)\n"
+        "setRowReadCol  grid (1,1,1)  block (32,32,1)  shared 4096 B (4096 static + 0 dynamic)  on Hopper (sm_90)\n"
     ));
     assert!(
-        table
-            .lines()
-            .any(|line| line == "shared_ld_bank_conflict                        992"),
+        table.lines().any(|line| line
+            == "shared_ld_bank_conflict                        992  l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"),
         "{table}"
     );
     assert!(table.lines().any(|line| line
@@ -749,6 +749,7 @@ fn check_set_row_read_col_json(report: &Value) {
     assert_eq!(report["grid"], serde_json::json!([1, 1, 1]));
     assert_eq!(report["block"], serde_json::json!([32, 32, 1]));
     assert_eq!(report["shared_bytes"], 0);
+    assert_eq!(report["static_shared_bytes"], 4096);
     assert_eq!(report["status"], "ok");
     assert_eq!(report["error"], Value::Null);
     assert_eq!(report["blocks_run"], 1);
@@ -804,6 +805,273 @@ fn check_set_row_read_col_json(report: &Value) {
     );
     assert_eq!(totals["warp_instructions"], 544);
     assert_eq!(totals["thread_instructions"], 17408);
+    // The rollup per source line: one instruction per line in a `.kir`.
+    let line = |line: u32, space: &str, op: &str, counts: [u64; 7]| {
+        let [shared_requests, global_requests, wavefronts, ideal, conflicts, sectors, threads] =
+            counts;
+        serde_json::json!({
+            "file": "programs/seed/setRowReadCol.kir",
+            "line": line,
+            "space": space,
+            "op": op,
+            "instructions": 1,
+            "executed": 32,
+            "threads": threads,
+            "shared_requests": shared_requests,
+            "global_requests": global_requests,
+            "wavefronts": wavefronts,
+            "ideal_wavefronts": ideal,
+            "bank_conflicts": conflicts,
+            "sectors": sectors,
+        })
+    };
+    assert_eq!(
+        report["lines"],
+        serde_json::json!([
+            line(35, "shared", "st", [32, 0, 32, 32, 0, 0, 1024]),
+            line(41, "shared", "ld", [32, 0, 1024, 32, 992, 0, 1024]),
+            line(45, "global", "st", [0, 32, 0, 0, 0, 128, 1024]),
+        ])
+    );
+}
+
+/// The header of a launch's table, its column titles, and whether it lists
+/// instructions (`instruction` column) or source lines (`access` column).
+fn table_view(table: &str) -> &'static str {
+    let titles = table.lines().nth(2).unwrap_or_default();
+    if titles.contains(" instruction ") {
+        "instruction"
+    } else if titles.contains(" access ") {
+        "line"
+    } else {
+        panic!("no table:\n{table}")
+    }
+}
+
+#[test]
+fn tables_list_kir_instructions_and_cuda_lines_unless_told() {
+    // A `.kir` program lists instructions, a PTX program (compiled from
+    // CUDA) its source lines; `--by` chooses either for both.
+    let ptx = "programs/cuda/matmulTiled16.toml";
+    for (launch, default) in [(SET_ROW_READ_COL, "instruction"), (ptx, "line")] {
+        let output = run(&["run", launch]);
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        assert_eq!(table_view(&stdout(&output)), default, "{launch}");
+        for by in ["line", "instruction"] {
+            let output = run(&["run", launch, "--by", by]);
+            assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+            assert_eq!(table_view(&stdout(&output)), by, "{launch} --by {by}");
+        }
+    }
+    // The shared loads of the tiled product's inner loop are one row: the
+    // 16 loads of `Bs[k][tx]` and the 16 of `As[ty][k]`, which ptxas merges
+    // four by four into 16-byte loads, 20 instructions run 512 times. A
+    // scalar load takes one wavefront; a 16-byte load that the 16 threads of
+    // a row make from one address takes two, which is also its ideal.
+    let table = stdout(&run(&["run", ptx]));
+    let row = table
+        .lines()
+        .find(|line| line.contains(".cu:141") && line.contains("ld.shared"))
+        .unwrap_or_else(|| panic!("no row of line 141:\n{table}"));
+    let wavefronts = (16 * 512 + 4 * 512 * 2).to_string();
+    assert_eq!(
+        row.split_whitespace().skip(1).collect::<Vec<_>>(),
+        [
+            "ld.shared",
+            "20",
+            &(20 * 512).to_string(),
+            &wavefronts,
+            &wavefronts,
+            "0",
+            "1.0",
+            "-"
+        ]
+    );
+    // Without merging, the 32 loads of the PTX, one wavefront each.
+    let output = run(&["run", ptx, "--merge-accesses", "off"]);
+    let table = stdout(&output);
+    let row = table
+        .lines()
+        .find(|line| line.contains(".cu:141") && line.contains("ld.shared"))
+        .unwrap_or_else(|| panic!("no row of line 141:\n{table}"));
+    let unmerged = (32 * 512).to_string();
+    assert_eq!(
+        row.split_whitespace().skip(1).collect::<Vec<_>>(),
+        ["ld.shared", "32", &unmerged, &unmerged, &unmerged, "0", "1.0", "-"]
+    );
+    let output = run(&["run", SET_ROW_READ_COL, "--by", "function"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert_no_panic(&output, "--by function");
+    assert!(stderr(&output).contains("--by"), "{}", stderr(&output));
+}
+
+#[test]
+fn the_header_counts_static_and_dynamic_shared_memory() {
+    let dynamic = stdout(&run(&["run", "programs/seed/setRowReadColDyn.toml"]));
+    assert!(
+        dynamic.starts_with(
+            "setRowReadColDyn  grid (1,1,1)  block (32,32,1)  shared 4096 B (0 static + 4096 dynamic)  on"
+        ),
+        "{dynamic}"
+    );
+    let json: Value = serde_json::from_slice(
+        &run(&["run", "programs/seed/setRowReadColDyn.toml", "--json", "-"]).stdout,
+    )
+    .unwrap();
+    assert_eq!(json["shared_bytes"], 4096);
+    assert_eq!(json["static_shared_bytes"], 0);
+}
+
+// ---------------------------------------------------------------------------
+// `warpsim annotate`.
+
+/// A kernel whose instructions are located in two files: its own `.kir`
+/// and `helper.cuh` beside it, as CUDA code inlined from a header would be.
+fn two_file_kernel(dir: &Path) -> PathBuf {
+    std::fs::write(
+        dir.join("k.kir"),
+        r#".file 1 "helper.cuh"
+.kernel k(.param .u64 out)
+{
+    .shared .align 4 .u32 tile[1024];
+    .reg .u32 %tile, %tx, %addr, %value;
+    .reg .u64 %out, %gaddr, %offset;
+    ld.param.u64 %out, [out];
+    mov.u32 %tile, tile;
+    mov.u32 %tx, %tid.x;
+    mul.wide.u32 %offset, %tx, 4;
+    add.u64 %gaddr, %out, %offset;
+    st.global.u32 [%gaddr], %tx;
+    .loc 1 2
+    mad.lo.u32 %addr, %tx, 128, %tile;
+    st.shared.u32 [%addr], %tx;
+    .loc 1 3
+    ld.shared.u32 %value, [%addr];
+    exit;
+}
+"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("helper.cuh"),
+        "// helper.cuh\ntile[threadIdx.x * 32] = threadIdx.x;\nvalue = tile[threadIdx.x * 32];\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("k.toml"),
+        "source = \"k.kir\"\nkernel = \"k\"\ngrid = [1]\nblock = [32]\nargs = [\"out\"]\n[buffers.out]\ntype = \"u32\"\nlen = 32\n",
+    )
+    .unwrap();
+    dir.join("k.toml")
+}
+
+#[test]
+fn annotate_prints_every_file_with_its_counts_in_the_margin() {
+    let dir = scratch("annotate_two_files");
+    two_file_kernel(&dir);
+    let output = run_in(&dir, &["annotate", "k.toml"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(stderr(&output), "");
+    let text = stdout(&output);
+    assert!(text
+        .starts_with("k  grid (1,1,1)  block (32,1,1)  shared 4096 B (4096 static + 0 dynamic)"));
+    // Both files, in name order, each line once with its margin.
+    let helper = text.find("\nhelper.cuh\n").expect("helper.cuh is shown");
+    let kernel = text.find("\nk.kir\n").expect("k.kir is shown");
+    assert!(helper < kernel);
+    let cells = |needle: &str| -> Vec<String> {
+        let line = text
+            .lines()
+            .find(|line| line.contains(needle))
+            .unwrap_or_else(|| panic!("no `{needle}`:\n{text}"));
+        line.split('│')
+            .next()
+            .unwrap()
+            .split_whitespace()
+            .map(str::to_string)
+            .collect()
+    };
+    // Line 2 of the header: 32 lanes storing 128 bytes apart, one bank.
+    assert_eq!(
+        cells("tile[threadIdx.x * 32] = "),
+        ["2", "2", "32", "1", "31", "32.0", "!"]
+    );
+    assert_eq!(
+        cells("value = tile["),
+        ["3", "2", "32", "1", "31", "32.0", "!"]
+    );
+    assert_eq!(cells("// helper.cuh"), ["1"]);
+    // Line 12 of the kernel: the global store, 4 sectors.
+    assert_eq!(cells("st.global.u32"), ["12", "1", "4"]);
+
+    // `--file` picks one file, by its name or the end of its path.
+    let only = run_in(&dir, &["annotate", "k.toml", "--file", "helper.cuh"]);
+    assert_eq!(only.status.code(), Some(0), "{}", stderr(&only));
+    assert!(stdout(&only).contains("\nhelper.cuh\n"));
+    assert!(!stdout(&only).contains("k.kir"));
+    let unknown = run_in(&dir, &["annotate", "k.toml", "--file", "nosuch.cu"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert_no_panic(&unknown, "--file nosuch.cu");
+    assert_eq!(
+        stderr(&unknown),
+        "error: --file nosuch.cu: the kernel has no counted instructions in such a file; it has them in helper.cuh, k.kir\n"
+    );
+}
+
+#[test]
+fn annotate_skips_a_file_it_cannot_read_with_a_note() {
+    let dir = scratch("annotate_unreadable");
+    two_file_kernel(&dir);
+    std::fs::remove_file(dir.join("helper.cuh")).unwrap();
+    let output = run_in(&dir, &["annotate", "k.toml"]);
+    assert_no_panic(&output, "a missing helper.cuh");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(stdout(&output).contains("\nk.kir\n"));
+    assert!(
+        stderr(&output).starts_with("note: cannot read helper.cuh ("),
+        "{}",
+        stderr(&output)
+    );
+    // With no file left to show (every instruction placed in the missing
+    // header), it is an error.
+    let kernel = std::fs::read_to_string(dir.join("k.kir")).unwrap();
+    let all_in_header = kernel.replace("    ld.param", "    .loc 1 1\n    ld.param");
+    std::fs::write(dir.join("k.kir"), all_in_header).unwrap();
+    let output = run_in(&dir, &["annotate", "k.toml"]);
+    assert_no_panic(&output, "every line in a missing helper.cuh");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output)
+            .starts_with("error: no source file could be read: cannot read helper.cuh ("),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn annotate_cuts_long_lines_at_the_width() {
+    let output = run(&[
+        "annotate",
+        "programs/seed/transposeSmemF.toml",
+        "--width",
+        "90",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = stdout(&output);
+    let source = text.lines().skip(4);
+    assert!(
+        source.clone().all(|line| line.chars().count() <= 90),
+        "{text}"
+    );
+    assert!(source.clone().any(|line| line.ends_with('…')), "{text}");
+    let conflicted = text
+        .lines()
+        .find(|line| line.contains("ld.shared.f32"))
+        .unwrap();
+    assert!(
+        conflicted.contains("3968  32.0") && conflicted.contains("!│"),
+        "{conflicted}"
+    );
 }
 
 #[test]

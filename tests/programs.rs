@@ -1,14 +1,22 @@
 //! File-driven tests: every program in `programs/*/` runs, and what warpsim
 //! prints about it (its `printf` output, the report table, the final
 //! buffers' digests, the failure if any) must equal the `.report` file kept
-//! beside the launch file.
-//! `WARPSIM_BLESS=1 cargo test --test programs` rewrites the `.report` files.
+//! beside the launch file; for a few programs, `warpsim annotate`'s output
+//! must equal the `.annotate` file beside it.
+//! `WARPSIM_BLESS=1 cargo test --test programs` rewrites the `.report` and
+//! `.annotate` files.
 //! The same run with 1 and with 2 host threads must give identical JSON
-//! reports and buffers.
+//! reports and buffers, and every report's per-line rollup must add up to
+//! its per-instruction counts.
 
 mod support;
 
+use std::collections::HashSet;
+
 use support::{check_expected, digest, launch_files, repo_root};
+use warpsim_driver::annotate::{annotate_with, AnnotateOptions};
+use warpsim_driver::report::{InstructionReport, LineReport, Report};
+use warpsim_ir::{MemoryAccessKind, StateSpace};
 
 fn render(launch: &std::path::Path, host_threads: usize) -> (String, String) {
     let config = warpsim_driver::load_config(None).unwrap();
@@ -61,5 +69,180 @@ fn reports_do_not_depend_on_the_number_of_host_threads() {
         let three = render(&launch, 3);
         assert_eq!(one, two, "{}", launch.display());
         assert_eq!(one, three, "{}", launch.display());
+    }
+}
+
+/// The programs whose annotated source is kept beside them: a `.kir` seed
+/// kernel with its 32-way conflict, and two corpus kernels compiled from
+/// CUDA, one with code inlined from a device function.
+const ANNOTATED: &[&str] = &[
+    "seed/transposeSmemF",
+    "corpus/bitonic_sort_shared",
+    "corpus/noinline_shared_calls",
+];
+
+#[test]
+fn annotated_programs_print_their_expected_source_margins() {
+    let mut failures = Vec::new();
+    for name in ANNOTATED {
+        let launch = repo_root().join("programs").join(format!("{name}.toml"));
+        let config = warpsim_driver::load_config(None).unwrap();
+        let prepared = warpsim_driver::prepare(&launch, config).unwrap();
+        let report = support::relative_to_root(prepared.execute(2).unwrap().report);
+        // The report names files from the repository root, as a user
+        // running there reads them.
+        let annotation = annotate_with(&report, &AnnotateOptions::default(), |file| {
+            std::fs::read_to_string(repo_root().join(file))
+        })
+        .unwrap_or_else(|error| panic!("{name}: {error}"));
+        assert_eq!(annotation.notes, Vec::<String>::new(), "{name}");
+        if let Some(difference) =
+            check_expected(&launch.with_extension("annotate"), &annotation.text)
+        {
+            failures.push(difference);
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// The counts of a rollup row or of an instruction, for comparing sums.
+fn counts_of_line(row: &LineReport) -> [u64; 8] {
+    [
+        row.executed,
+        row.threads,
+        row.shared_requests,
+        row.global_requests,
+        row.wavefronts,
+        row.ideal_wavefronts,
+        row.bank_conflicts,
+        row.sectors,
+    ]
+}
+
+fn counts_of_instruction(row: &InstructionReport) -> [u64; 8] {
+    [
+        row.executed,
+        row.threads,
+        row.shared_requests,
+        row.global_requests,
+        row.wavefronts,
+        row.ideal_wavefronts,
+        row.bank_conflicts,
+        row.sectors,
+    ]
+}
+
+fn add(sum: &mut [u64; 8], counts: [u64; 8]) {
+    for (total, count) in sum.iter_mut().zip(counts) {
+        *total += count;
+    }
+}
+
+/// The rollup of `report` against its instructions and totals: every memory
+/// instruction but parameter loads is in exactly one row, of its own file,
+/// line, space and kind; each row's counts are the sums of its
+/// instructions'; rows are in source order, one per key; and the rows' sums
+/// per kind of access are the totals'.
+fn check_rollup(name: &str, report: &Report) {
+    type Key = (String, u32, StateSpace, MemoryAccessKind);
+    let mut expected: Vec<(Key, u64, [u64; 8])> = Vec::new();
+    for instruction in &report.instructions {
+        let (Some(space), Some(op)) = (instruction.space, instruction.op) else {
+            continue;
+        };
+        if space == StateSpace::Param {
+            continue;
+        }
+        let key = (instruction.file.clone(), instruction.line, space, op);
+        let position = match expected.iter().position(|(known, _, _)| *known == key) {
+            Some(position) => position,
+            None => {
+                expected.push((key, 0, [0; 8]));
+                expected.len() - 1
+            }
+        };
+        expected[position].1 += 1;
+        add(
+            &mut expected[position].2,
+            counts_of_instruction(instruction),
+        );
+    }
+    assert_eq!(report.lines.len(), expected.len(), "{name}: rows");
+    let mut seen = HashSet::new();
+    for row in &report.lines {
+        let key = (row.file.clone(), row.line, row.space, row.op);
+        assert!(seen.insert(key.clone()), "{name}: {key:?} twice");
+        let (_, instructions, counts) = expected
+            .iter()
+            .find(|(known, _, _)| *known == key)
+            .unwrap_or_else(|| panic!("{name}: row {key:?} has no instruction"));
+        assert_eq!(row.instructions, *instructions, "{name}: {key:?}");
+        assert_eq!(counts_of_line(row), *counts, "{name}: {key:?}");
+    }
+    assert!(
+        report
+            .lines
+            .windows(2)
+            .all(|pair| (&pair[0].file, pair[0].line) <= (&pair[1].file, pair[1].line)),
+        "{name}: rows out of source order"
+    );
+    // The totals by kind of access: atomics and reductions count together.
+    use warpsim_driver::report::{GlobalTotals, SharedTotals};
+    let kinds: [(&[MemoryAccessKind], &SharedTotals, &GlobalTotals); 3] = [
+        (
+            &[MemoryAccessKind::Load],
+            &report.totals.shared_load,
+            &report.totals.global_load,
+        ),
+        (
+            &[MemoryAccessKind::Store],
+            &report.totals.shared_store,
+            &report.totals.global_store,
+        ),
+        (
+            &[MemoryAccessKind::Atomic, MemoryAccessKind::Reduction],
+            &report.totals.shared_atomic,
+            &report.totals.global_atomic,
+        ),
+    ];
+    for (ops, shared, global) in kinds {
+        let sum = |field: fn(&LineReport) -> u64| -> u64 {
+            report
+                .lines
+                .iter()
+                .filter(|row| ops.contains(&row.op))
+                .map(field)
+                .sum()
+        };
+        let from_rows = SharedTotals {
+            requests: sum(|row| row.shared_requests),
+            wavefronts: sum(|row| row.wavefronts),
+            ideal_wavefronts: sum(|row| row.ideal_wavefronts),
+            bank_conflicts: sum(|row| row.bank_conflicts),
+        };
+        assert_eq!(from_rows, *shared, "{name}: {ops:?}");
+        let from_rows = GlobalTotals {
+            requests: sum(|row| row.global_requests),
+            sectors: sum(|row| row.sectors),
+        };
+        assert_eq!(from_rows, *global, "{name}: {ops:?}");
+    }
+}
+
+#[test]
+fn every_rollup_adds_up_to_its_instructions_and_totals() {
+    for launch in launch_files() {
+        let config = warpsim_driver::load_config(None).unwrap();
+        let prepared = warpsim_driver::prepare(&launch, config).unwrap();
+        let report = prepared.execute(2).unwrap().report;
+        check_rollup(&launch.display().to_string(), &report);
+        // The JSON carries the same rows.
+        let json: serde_json::Value = serde_json::from_str(&report.to_json()).unwrap();
+        assert_eq!(
+            json["lines"].as_array().map(Vec::len),
+            Some(report.lines.len()),
+            "{}",
+            launch.display()
+        );
     }
 }

@@ -88,6 +88,12 @@ pub fn relative_to_root(mut report: Report) -> Report {
             place.file = place.file.replace(&root, "");
         }
     }
+    for line in &mut report.lines {
+        line.file = line.file.replace(&root, "");
+        for place in &mut line.inlined_from {
+            place.file = place.file.replace(&root, "");
+        }
+    }
     report
 }
 

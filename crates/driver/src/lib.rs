@@ -4,6 +4,7 @@
 //! faults into a report and diagnostics. The command-line tool is a thin layer
 //! over [`prepare`] and [`PreparedLaunch::execute`].
 
+pub mod annotate;
 pub mod buffers;
 pub mod check;
 pub mod cuda;
@@ -739,6 +740,7 @@ impl PreparedLaunch {
             grid: self.launch.grid,
             block: self.launch.block,
             shared_bytes: self.launch.dynamic_shared_bytes,
+            static_shared_bytes: self.program.static_shared_bytes,
             error: summary,
             failed_blocks: outcome.failed_blocks,
             printf_output: String::from_utf8_lossy(&outcome.printed).into_owned(),

@@ -1,14 +1,18 @@
 //! The run report: per instruction, what it executed and what memory it
-//! touched, with totals in the vocabulary of nvprof and Nsight Compute
-//! (`shared_ld_bank_conflict`, `shared_load_transactions_per_request`, L1
-//! wavefronts shared, ideal and excessive). The JSON form is a contract (issue
-//! 2); the table is for people.
+//! touched; the same counts rolled up per source line and access kind; and
+//! totals under the names nvprof and Nsight Compute give them
+//! (`shared_ld_bank_conflict` beside
+//! `l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum`, and so on).
+//! The JSON form is a contract (issue 2); the table is for people.
 
+use std::collections::HashMap;
 use std::fmt::Write;
 
 use serde::Serialize;
 use warpsim_ir::{instruction_text, Kernel, MemoryAccessKind, Module, StateSpace};
 use warpsim_machine::{InstrStats, RunStats};
+
+use crate::locations::InlinedFrom;
 
 /// One instruction's line in the report.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -22,7 +26,7 @@ pub struct InstructionReport {
     /// Where inside a device function or header the instruction came from,
     /// innermost first (absent when it was not inlined).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub inlined_from: Vec<crate::locations::InlinedFrom>,
+    pub inlined_from: Vec<InlinedFrom>,
     /// shared, global, local, param, const, generic; `null` for non-memory instructions.
     pub space: Option<StateSpace>,
     /// ld, st, atom, red; `null` for non-memory instructions.
@@ -37,6 +41,52 @@ pub struct InstructionReport {
     pub ideal_wavefronts: u64,
     pub bank_conflicts: u64,
     pub sectors: u64,
+}
+
+/// The memory instructions of one source line that do one kind of access
+/// (`ld`, `st`, `atom`, `red`) in one state space, their counts summed: a row
+/// of the per-line rollup. Parameter loads are left out.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LineReport {
+    pub file: String,
+    pub line: u32,
+    pub space: StateSpace,
+    pub op: MemoryAccessKind,
+    /// How many instructions of the kernel the row merges.
+    pub instructions: u64,
+    /// Warp-level executions, as [`InstructionReport::executed`].
+    pub executed: u64,
+    pub threads: u64,
+    /// Executions that reached shared memory / global memory, as
+    /// [`InstructionReport::shared_requests`].
+    pub shared_requests: u64,
+    pub global_requests: u64,
+    pub wavefronts: u64,
+    pub ideal_wavefronts: u64,
+    pub bank_conflicts: u64,
+    pub sectors: u64,
+    /// The places inside device functions or headers that the row's
+    /// instructions came from: the innermost place of each instruction's
+    /// inline chain, each place once, in instruction order (absent when none
+    /// was inlined).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub inlined_from: Vec<InlinedFrom>,
+}
+
+impl LineReport {
+    /// `ld.shared`, `st.global`, `atom.shared`, `ld.generic`.
+    pub fn access(&self) -> String {
+        format!("{}.{}", op_name(self.op), self.space.name())
+    }
+}
+
+/// How the table lists the memory instructions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TableView {
+    /// One row per source line and access kind (the rollup).
+    Lines,
+    /// One row per instruction.
+    Instructions,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -73,7 +123,10 @@ pub struct Report {
     pub device: String,
     pub grid: [u32; 3],
     pub block: [u32; 3],
+    /// Dynamic shared memory of a block, as the launch file asks for it.
     pub shared_bytes: u32,
+    /// Static shared memory of a block, as the kernel declares it.
+    pub static_shared_bytes: u32,
     /// "ok", or "failed" when the kernel faulted (the counters are then partial).
     pub status: &'static str,
     /// The fault, one line, when the kernel failed.
@@ -81,6 +134,9 @@ pub struct Report {
     pub blocks_run: u64,
     pub failed_blocks: u64,
     pub instructions: Vec<InstructionReport>,
+    /// The memory instructions rolled up per source line and access kind,
+    /// in source order ([`Report::rollup`]).
+    pub lines: Vec<LineReport>,
     pub totals: Totals,
     /// The barrier checker's findings (`warpsim check`, `run --check`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -110,6 +166,7 @@ pub struct ReportInput<'a> {
     pub grid: [u32; 3],
     pub block: [u32; 3],
     pub shared_bytes: u32,
+    pub static_shared_bytes: u32,
     pub error: Option<String>,
     pub failed_blocks: u64,
     pub printf_output: String,
@@ -159,6 +216,7 @@ impl Report {
             grid: input.grid,
             block: input.block,
             shared_bytes: input.shared_bytes,
+            static_shared_bytes: input.static_shared_bytes,
             status: if input.error.is_some() {
                 "failed"
             } else {
@@ -167,6 +225,7 @@ impl Report {
             error: input.error,
             blocks_run: input.stats.blocks_run,
             failed_blocks: input.failed_blocks,
+            lines: Report::rollup(&instructions),
             instructions,
             totals,
             findings: None,
@@ -175,17 +234,122 @@ impl Report {
         }
     }
 
+    /// The memory instructions of `instructions` (parameter loads left out)
+    /// grouped by file, line, state space and kind of access, their counts
+    /// summed. Rows come in source order: by file name, then line; the
+    /// accesses of one line in the order of their first instruction.
+    pub fn rollup(instructions: &[InstructionReport]) -> Vec<LineReport> {
+        let mut rows: Vec<LineReport> = Vec::new();
+        // Where each (file, line, space, op) has its row, and in what
+        // order its line's accesses first appeared.
+        let mut row_of: HashMap<(&str, u32, StateSpace, MemoryAccessKind), usize> = HashMap::new();
+        let mut first_seen: Vec<usize> = Vec::new();
+        for (position, instruction) in instructions.iter().enumerate() {
+            let (Some(space), Some(op)) = (instruction.space, instruction.op) else {
+                continue;
+            };
+            // Parameter loads are bookkeeping, not data traffic.
+            if space == StateSpace::Param {
+                continue;
+            }
+            let key = (instruction.file.as_str(), instruction.line, space, op);
+            let index = *row_of.entry(key).or_insert_with(|| {
+                rows.push(LineReport {
+                    file: instruction.file.clone(),
+                    line: instruction.line,
+                    space,
+                    op,
+                    instructions: 0,
+                    executed: 0,
+                    threads: 0,
+                    shared_requests: 0,
+                    global_requests: 0,
+                    wavefronts: 0,
+                    ideal_wavefronts: 0,
+                    bank_conflicts: 0,
+                    sectors: 0,
+                    inlined_from: Vec::new(),
+                });
+                first_seen.push(position);
+                rows.len() - 1
+            });
+            let row = &mut rows[index];
+            row.instructions += 1;
+            row.executed += instruction.executed;
+            row.threads += instruction.threads;
+            row.shared_requests += instruction.shared_requests;
+            row.global_requests += instruction.global_requests;
+            row.wavefronts += instruction.wavefronts;
+            row.ideal_wavefronts += instruction.ideal_wavefronts;
+            row.bank_conflicts += instruction.bank_conflicts;
+            row.sectors += instruction.sectors;
+            if let Some(place) = instruction.inlined_from.first() {
+                if !row.inlined_from.contains(place) {
+                    row.inlined_from.push(place.clone());
+                }
+            }
+        }
+        let mut order: Vec<usize> = (0..rows.len()).collect();
+        order.sort_by(|&a, &b| {
+            (rows[a].file.as_str(), rows[a].line, first_seen[a]).cmp(&(
+                rows[b].file.as_str(),
+                rows[b].line,
+                first_seen[b],
+            ))
+        });
+        let mut rows: Vec<Option<LineReport>> = rows.into_iter().map(Some).collect();
+        order
+            .into_iter()
+            .filter_map(|index| rows[index].take())
+            .collect()
+    }
+
+    /// The table's view when none is asked for: per instruction for `.kir`
+    /// sources, whose lines are instructions already, and per source line
+    /// for PTX and CUDA, where one line of CUDA is often many instructions.
+    pub fn default_view(&self) -> TableView {
+        if self.source.ends_with(".kir") {
+            TableView::Instructions
+        } else {
+            TableView::Lines
+        }
+    }
+
     pub fn to_json(&self) -> String {
         json_text(self)
     }
 
-    /// The table: one row per instruction that touched shared, global, local,
-    /// constant or generic memory, then the totals.
+    /// The table in its default view ([`Report::default_view`]).
     pub fn to_table(&self) -> String {
-        let mut out = String::new();
-        let _ = writeln!(
-            out,
-            "{}  grid ({},{},{})  block ({},{},{})  shared {} B  on {}",
+        self.to_table_by(self.default_view())
+    }
+
+    /// The table: the header, one row per memory instruction or per source
+    /// line's memory access (`view`), then the totals.
+    pub fn to_table_by(&self, view: TableView) -> String {
+        let mut out = self.header_line();
+        let _ = writeln!(out);
+        match view {
+            TableView::Lines => self.write_line_rows(&mut out),
+            TableView::Instructions => self.write_instruction_rows(&mut out),
+        }
+        let _ = writeln!(out);
+        self.write_totals(&mut out);
+        if let Some(error) = &self.error {
+            let _ = writeln!(
+                out,
+                "\nstatus: failed ({} of {} blocks): {error}",
+                self.failed_blocks, self.blocks_run
+            );
+        }
+        out
+    }
+
+    /// The first line of the table: kernel, launch shape, the block's shared
+    /// memory (static as declared plus dynamic as launched) and device.
+    pub fn header_line(&self) -> String {
+        format!(
+            "{}  grid ({},{},{})  block ({},{},{})  shared {} B ({} static + {} dynamic)  on {}\n",
             self.kernel,
             self.grid[0],
             self.grid[1],
@@ -193,9 +357,16 @@ impl Report {
             self.block[0],
             self.block[1],
             self.block[2],
+            u64::from(self.static_shared_bytes) + u64::from(self.shared_bytes),
+            self.static_shared_bytes,
             self.shared_bytes,
             self.device
-        );
+        )
+    }
+
+    /// One row per instruction that touched shared, global, local,
+    /// constant or generic memory.
+    fn write_instruction_rows(&self, out: &mut String) {
         let rows: Vec<&InstructionReport> = self
             .instructions
             .iter()
@@ -222,7 +393,7 @@ impl Report {
         };
         let _ = writeln!(
             out,
-            "\n{:<location_width$}  {:<text_width$}  {:>9}  {:>10}  {:>9}  {:>9}  {:>5}  {:>8}{}",
+            "{:<location_width$}  {:<text_width$}  {:>9}  {:>10}  {:>9}  {:>9}  {:>5}  {:>8}{}",
             "source",
             "instruction",
             "executed",
@@ -239,91 +410,238 @@ impl Report {
                 text.truncate(text_width - 1);
                 text.push('~');
             }
-            let shared = row.space == Some(StateSpace::Shared) || row.shared_requests > 0;
-            let (wavefronts, ideal, conflicts, ways) = if shared {
-                (
-                    row.wavefronts.to_string(),
-                    row.ideal_wavefronts.to_string(),
-                    row.bank_conflicts.to_string(),
-                    ways(row.wavefronts, row.ideal_wavefronts),
-                )
-            } else {
-                ("-".into(), "-".into(), "-".into(), "-".into())
-            };
-            let sectors = if row.space == Some(StateSpace::Global) || row.global_requests > 0 {
-                row.sectors.to_string()
-            } else {
-                "-".to_string()
-            };
+            let counts = MemoryCounts::of_instruction(row);
             let _ = writeln!(
                 out,
-                "{location:<location_width$}  {text:<text_width$}  {:>9}  {wavefronts:>10}  {ideal:>9}  {conflicts:>9}  {ways:>5}  {sectors:>8}{}",
+                "{location:<location_width$}  {text:<text_width$}  {:>9}  {}{}",
                 row.executed,
+                counts.columns(),
                 from(row)
             );
         }
-        let totals = &self.totals;
-        let per_request = |wavefronts: u64, requests: u64| {
-            if requests == 0 {
-                "0".to_string()
+    }
+
+    /// One row per source line and access kind ([`Report::rollup`]).
+    fn write_line_rows(&self, out: &mut String) {
+        let locations: Vec<String> = self
+            .lines
+            .iter()
+            .map(|row| format!("{}:{}", row.file, row.line))
+            .collect();
+        let location_width = locations.iter().map(String::len).max().unwrap_or(0).max(6);
+        let accesses: Vec<String> = self.lines.iter().map(LineReport::access).collect();
+        let access_width = accesses.iter().map(String::len).max().unwrap_or(0).max(6);
+        // Code inlined from device functions or headers: every place the
+        // row's instructions came from, in a last column shown only when
+        // some row has one.
+        let inlined = self.lines.iter().any(|row| !row.inlined_from.is_empty());
+        let _ = writeln!(
+            out,
+            "{:<location_width$}  {:<access_width$}  {:>6}  {:>9}  {:>10}  {:>9}  {:>9}  {:>5}  {:>8}{}",
+            "source",
+            "access",
+            "instrs",
+            "executed",
+            "wavefronts",
+            "ideal",
+            "conflicts",
+            "ways",
+            "sectors",
+            if inlined { "  inlined from" } else { "" }
+        );
+        for ((row, location), access) in self.lines.iter().zip(&locations).zip(&accesses) {
+            let from = if inlined && !row.inlined_from.is_empty() {
+                let places: Vec<String> = row
+                    .inlined_from
+                    .iter()
+                    .map(|place| format!("{}:{}", place.file, place.line))
+                    .collect();
+                format!("  {}", places.join(", "))
             } else {
-                format!("{:.2}", wavefronts as f64 / requests as f64)
-            }
-        };
-        let _ = writeln!(out);
-        // nvprof's four counters of a shared-memory access kind.
-        let shared = |short: &str, long: &str, kind: &SharedTotals| {
-            [
-                (
-                    format!("shared_{short}_requests"),
-                    kind.requests.to_string(),
-                ),
-                (
-                    format!("shared_{short}_transactions"),
-                    kind.wavefronts.to_string(),
-                ),
-                (
-                    format!("shared_{short}_bank_conflict"),
-                    kind.bank_conflicts.to_string(),
-                ),
-                (
-                    format!("shared_{long}_transactions_per_request"),
-                    per_request(kind.wavefronts, kind.requests),
-                ),
-            ]
-        };
-        let [atom_requests, _, atom_conflicts, _] = shared("atom", "atomic", &totals.shared_atomic);
-        let lines = shared("ld", "load", &totals.shared_load)
-            .into_iter()
-            .chain(shared("st", "store", &totals.shared_store))
-            .chain([atom_requests, atom_conflicts])
-            .chain(
-                [
-                    ("gld_requests", totals.global_load.requests.to_string()),
-                    ("gld_sectors", totals.global_load.sectors.to_string()),
-                    ("gst_requests", totals.global_store.requests.to_string()),
-                    ("gst_sectors", totals.global_store.sectors.to_string()),
-                    ("warp_instructions", totals.warp_instructions.to_string()),
-                    (
-                        "thread_instructions",
-                        totals.thread_instructions.to_string(),
-                    ),
-                ]
-                .map(|(name, value)| (name.to_string(), value)),
-            );
-        for (name, value) in lines {
-            let _ = writeln!(out, "{name:<38}{value:>12}");
-        }
-        if let Some(error) = &self.error {
+                String::new()
+            };
+            let counts = MemoryCounts::of_line(row);
             let _ = writeln!(
                 out,
-                "\nstatus: failed ({} of {} blocks): {error}",
-                self.failed_blocks, self.blocks_run
+                "{location:<location_width$}  {access:<access_width$}  {:>6}  {:>9}  {}{from}",
+                row.instructions,
+                row.executed,
+                counts.columns(),
             );
         }
-        out
+    }
+
+    /// The totals: each nvprof name with its value, and beside it the
+    /// Nsight Compute metric that counts the same thing ([`Report::totals_rows`]).
+    fn write_totals(&self, out: &mut String) {
+        let _ = writeln!(out, "{:<38}{:>12}  Nsight Compute", "nvprof", "value");
+        for (nvprof, value, nsight) in self.totals_rows() {
+            let line = format!("{nvprof:<38}{value:>12}  {nsight}");
+            let _ = writeln!(out, "{}", line.trim_end());
+        }
+    }
+
+    /// The totals as (nvprof name, value, Nsight Compute name) rows; a name
+    /// is empty where that tool has none for the quantity.
+    pub fn totals_rows(&self) -> Vec<(&'static str, String, &'static str)> {
+        let totals = &self.totals;
+        let per_request = |kind: &SharedTotals| {
+            if kind.requests == 0 {
+                "0".to_string()
+            } else {
+                format!("{:.2}", kind.wavefronts as f64 / kind.requests as f64)
+            }
+        };
+        let shared = [
+            &totals.shared_load,
+            &totals.shared_store,
+            &totals.shared_atomic,
+        ];
+        let sum =
+            |field: fn(&SharedTotals) -> u64| shared.iter().map(|kind| field(kind)).sum::<u64>();
+        let load = &totals.shared_load;
+        let store = &totals.shared_store;
+        let atomic = &totals.shared_atomic;
+        vec![
+            (
+                "shared_ld_requests",
+                load.requests.to_string(),
+                NSIGHT_SHARED_LD_REQUESTS,
+            ),
+            (
+                "shared_ld_transactions",
+                load.wavefronts.to_string(),
+                NSIGHT_SHARED_LD_WAVEFRONTS,
+            ),
+            (
+                "shared_ld_bank_conflict",
+                load.bank_conflicts.to_string(),
+                NSIGHT_SHARED_LD_BANK_CONFLICTS,
+            ),
+            (
+                "shared_load_transactions_per_request",
+                per_request(load),
+                "",
+            ),
+            (
+                "shared_st_requests",
+                store.requests.to_string(),
+                NSIGHT_SHARED_ST_REQUESTS,
+            ),
+            (
+                "shared_st_transactions",
+                store.wavefronts.to_string(),
+                NSIGHT_SHARED_ST_WAVEFRONTS,
+            ),
+            (
+                "shared_st_bank_conflict",
+                store.bank_conflicts.to_string(),
+                NSIGHT_SHARED_ST_BANK_CONFLICTS,
+            ),
+            (
+                "shared_store_transactions_per_request",
+                per_request(store),
+                "",
+            ),
+            ("shared_atom_requests", atomic.requests.to_string(), ""),
+            (
+                "shared_atom_bank_conflict",
+                atomic.bank_conflicts.to_string(),
+                "",
+            ),
+            (
+                "",
+                sum(|kind| kind.wavefronts).to_string(),
+                NSIGHT_SOURCE_WAVEFRONTS_SHARED,
+            ),
+            (
+                "",
+                sum(|kind| kind.ideal_wavefronts).to_string(),
+                NSIGHT_SOURCE_WAVEFRONTS_SHARED_IDEAL,
+            ),
+            (
+                "",
+                sum(|kind| kind.bank_conflicts).to_string(),
+                NSIGHT_SOURCE_WAVEFRONTS_SHARED_EXCESSIVE,
+            ),
+            (
+                "gld_requests",
+                totals.global_load.requests.to_string(),
+                NSIGHT_GLOBAL_LD_REQUESTS,
+            ),
+            (
+                "gld_sectors",
+                totals.global_load.sectors.to_string(),
+                NSIGHT_GLOBAL_LD_SECTORS,
+            ),
+            (
+                "gst_requests",
+                totals.global_store.requests.to_string(),
+                NSIGHT_GLOBAL_ST_REQUESTS,
+            ),
+            (
+                "gst_sectors",
+                totals.global_store.sectors.to_string(),
+                NSIGHT_GLOBAL_ST_SECTORS,
+            ),
+            (
+                "warp_instructions",
+                totals.warp_instructions.to_string(),
+                NSIGHT_WARP_INSTRUCTIONS,
+            ),
+            (
+                "thread_instructions",
+                totals.thread_instructions.to_string(),
+                "",
+            ),
+        ]
     }
 }
+
+// The names of the totals. The nvprof names are the ones this table has
+// always printed, in nvprof's vocabulary (`shared_ld_transactions`,
+// `shared_ld_bank_conflict`, `shared_load_transactions_per_request`, ...).
+// The Nsight Compute names below were each confirmed, not guessed: the six
+// shared-memory metrics are the ones NVIDIA's own Nsight Compute rule
+// `SharedMemoryConflicts.py` (2023) requests, the four global ones those of
+// its rule `MemoryCacheAccessPattern.py`; the three `memory_l1_wavefronts_
+// shared*` names are the Source Counters section's per-instruction metrics
+// ("L1 Wavefronts Shared", "... Ideal", "... Excessive") as ncu exports them,
+// summed here over every shared-memory instruction; `smsp__inst_executed.sum`
+// is the one `../shared/reference/timing.md` compares warp instructions
+// with. NVIDIA's documentation pages with the full metric list were not at
+// hand to check against. No `..._op_atom` name of the shared-memory
+// wavefront or bank-conflict counters could be confirmed, so shared atomics
+// have no Nsight Compute name here.
+
+/// Shared-memory load instructions executed (warp level): requests.
+pub const NSIGHT_SHARED_LD_REQUESTS: &str = "smsp__sass_inst_executed_op_shared_ld.sum";
+pub const NSIGHT_SHARED_ST_REQUESTS: &str = "smsp__sass_inst_executed_op_shared_st.sum";
+/// Shared-memory wavefronts of loads and of stores.
+pub const NSIGHT_SHARED_LD_WAVEFRONTS: &str =
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum";
+pub const NSIGHT_SHARED_ST_WAVEFRONTS: &str =
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum";
+/// Bank conflicts of shared-memory loads and of stores.
+pub const NSIGHT_SHARED_LD_BANK_CONFLICTS: &str =
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum";
+pub const NSIGHT_SHARED_ST_BANK_CONFLICTS: &str =
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum";
+/// The Source Counters section's shared-memory wavefronts, ideal and
+/// excessive, per instruction (summed for the totals).
+pub const NSIGHT_SOURCE_WAVEFRONTS_SHARED: &str = "memory_l1_wavefronts_shared";
+pub const NSIGHT_SOURCE_WAVEFRONTS_SHARED_IDEAL: &str = "memory_l1_wavefronts_shared_ideal";
+pub const NSIGHT_SOURCE_WAVEFRONTS_SHARED_EXCESSIVE: &str =
+    "derived__memory_l1_wavefronts_shared_excessive";
+/// Global-memory requests and sectors of loads and of stores.
+pub const NSIGHT_GLOBAL_LD_REQUESTS: &str = "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum";
+pub const NSIGHT_GLOBAL_ST_REQUESTS: &str = "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum";
+pub const NSIGHT_GLOBAL_LD_SECTORS: &str = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum";
+pub const NSIGHT_GLOBAL_ST_SECTORS: &str = "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum";
+/// Warp instructions executed. The hardware counts SASS instructions and
+/// warpsim PTX ones, so the two agree only as far as the PTX is the SASS
+/// (`../shared/reference/timing.md` uses this metric for that comparison).
+pub const NSIGHT_WARP_INSTRUCTIONS: &str = "smsp__inst_executed.sum";
 
 /// `value` as pretty JSON ending with a newline, the form of every JSON the
 /// command writes (the report, `check`'s findings).
@@ -332,8 +650,82 @@ pub fn json_text<T: Serialize + ?Sized>(value: &T) -> String {
     serde_json::to_string_pretty(value).unwrap_or_default() + "\n"
 }
 
+/// The memory columns of a table row: wavefronts, ideal, conflicts and ways
+/// where the row reached shared memory, sectors where it reached global
+/// memory, `-` where it did not.
+struct MemoryCounts {
+    shared: Option<(u64, u64, u64)>,
+    sectors: Option<u64>,
+}
+
+impl MemoryCounts {
+    fn of_instruction(row: &InstructionReport) -> MemoryCounts {
+        MemoryCounts::new(
+            row.space,
+            row.shared_requests,
+            row.global_requests,
+            (row.wavefronts, row.ideal_wavefronts, row.bank_conflicts),
+            row.sectors,
+        )
+    }
+
+    fn of_line(row: &LineReport) -> MemoryCounts {
+        MemoryCounts::new(
+            Some(row.space),
+            row.shared_requests,
+            row.global_requests,
+            (row.wavefronts, row.ideal_wavefronts, row.bank_conflicts),
+            row.sectors,
+        )
+    }
+
+    fn new(
+        space: Option<StateSpace>,
+        shared_requests: u64,
+        global_requests: u64,
+        shared: (u64, u64, u64),
+        sectors: u64,
+    ) -> MemoryCounts {
+        // A generic access shows the columns of the spaces it reached.
+        let is_shared = space == Some(StateSpace::Shared) || shared_requests > 0;
+        let is_global = space == Some(StateSpace::Global) || global_requests > 0;
+        MemoryCounts {
+            shared: is_shared.then_some(shared),
+            sectors: is_global.then_some(sectors),
+        }
+    }
+
+    /// `wavefronts  ideal  conflicts  ways  sectors`, aligned under the
+    /// tables' headers.
+    fn columns(&self) -> String {
+        let (wavefronts, ideal, conflicts, ways) = match self.shared {
+            Some((wavefronts, ideal, conflicts)) => (
+                wavefronts.to_string(),
+                ideal.to_string(),
+                conflicts.to_string(),
+                ways(wavefronts, ideal),
+            ),
+            None => ("-".into(), "-".into(), "-".into(), "-".into()),
+        };
+        let sectors = self
+            .sectors
+            .map_or_else(|| "-".to_string(), |sectors| sectors.to_string());
+        format!("{wavefronts:>10}  {ideal:>9}  {conflicts:>9}  {ways:>5}  {sectors:>8}")
+    }
+}
+
+/// `ld`, `st`, `atom`, `red`: the kind of access as PTX spells it.
+pub fn op_name(op: MemoryAccessKind) -> &'static str {
+    match op {
+        MemoryAccessKind::Load => "ld",
+        MemoryAccessKind::Store => "st",
+        MemoryAccessKind::Atomic => "atom",
+        MemoryAccessKind::Reduction => "red",
+    }
+}
+
 /// The average conflict degree: wavefronts per ideal wavefront, e.g. "32.0".
-fn ways(wavefronts: u64, ideal: u64) -> String {
+pub fn ways(wavefronts: u64, ideal: u64) -> String {
     if ideal == 0 {
         "-".to_string()
     } else {

@@ -36,6 +36,9 @@ enum Command {
     /// Write a commented launch file for each kernel of a `.cu` source, with
     /// its parameters and buffers for them.
     Init(InitArgs),
+    /// Run a kernel and print its source files with each line's counts in a
+    /// margin (executions, shared wavefronts, ideal, conflicts, global sectors).
+    Annotate(AnnotateArgs),
     /// Parse and verify a `.kir` file, then print it in canonical form.
     Print {
         /// The `.kir` file.
@@ -158,6 +161,44 @@ struct RunArgs {
     /// Also run the barrier checker (as `warpsim check`) and print its findings.
     #[arg(long)]
     check: bool,
+    /// The table's rows: per source line and access (default for `.cu` and
+    /// `.ptx` sources) or per instruction (default for `.kir`).
+    #[arg(long, value_enum, value_name = "line|instruction")]
+    by: Option<TableBy>,
+}
+
+#[derive(clap::Args)]
+struct AnnotateArgs {
+    /// The launch file (TOML).
+    launch: PathBuf,
+    #[command(flatten)]
+    machine: MachineArgs,
+    /// Host threads for running blocks (0: all cores; at most the host's
+    /// parallelism). Results do not depend on it.
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+    /// Only this source file (its name as the report gives it, or the end of that path).
+    #[arg(long, value_name = "NAME")]
+    file: Option<String>,
+    /// Screen width: longer source lines are cut, ending in `…`.
+    #[arg(long, default_value_t = warpsim_driver::annotate::DEFAULT_WIDTH)]
+    width: usize,
+}
+
+/// `--by`: how the report table lists the memory instructions.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum TableBy {
+    Line,
+    Instruction,
+}
+
+impl TableBy {
+    fn view(self) -> warpsim_driver::report::TableView {
+        match self {
+            TableBy::Line => warpsim_driver::report::TableView::Lines,
+            TableBy::Instruction => warpsim_driver::report::TableView::Instructions,
+        }
+    }
 }
 
 #[derive(clap::Args)]
@@ -198,6 +239,7 @@ fn main() -> ExitCode {
         Command::Run(args) => run(args),
         Command::Check(args) => check(args),
         Command::Init(args) => init(args),
+        Command::Annotate(args) => annotate(args),
         Command::Print { source } => print(source),
     };
     match result {
@@ -286,7 +328,10 @@ fn run(args: RunArgs) -> anyhow::Result<Outcome> {
     write_printf_output(&result, json_on_stdout)?;
     if !json_on_stdout {
         let mut stdout = std::io::stdout().lock();
-        stdout.write_all(result.report.to_table().as_bytes())?;
+        let view = args
+            .by
+            .map_or_else(|| result.report.default_view(), TableBy::view);
+        stdout.write_all(result.report.to_table_by(view).as_bytes())?;
         stdout.flush()?;
     }
     for (buffer, path, index, file) in dump_files {
@@ -650,6 +695,30 @@ fn relative_path(path: &Path, base: &Path) -> String {
         relative.push(part);
     }
     relative.display().to_string()
+}
+
+/// Runs the kernel and prints its annotated source files; notes on files
+/// that could not be shown and the kernel's failure go to stderr.
+fn annotate(args: AnnotateArgs) -> anyhow::Result<Outcome> {
+    check_host_threads(args.threads)?;
+    let prepared = prepare(&args.launch, &args.machine)?;
+    let result = prepared.execute(args.threads)?;
+    let options = warpsim_driver::annotate::AnnotateOptions {
+        file: args.file,
+        width: args.width,
+    };
+    let annotation = warpsim_driver::annotate::annotate(&result.report, &options)?;
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(annotation.text.as_bytes())?;
+    stdout.flush()?;
+    let mut stderr = std::io::stderr().lock();
+    for note in &annotation.notes {
+        writeln!(stderr, "note: {note}")?;
+    }
+    if let Some(failure) = &result.failure {
+        stderr.write_all(failure.as_bytes())?;
+    }
+    Ok(Outcome::failed_if(result.failure.is_some()))
 }
 
 fn print(source: PathBuf) -> anyhow::Result<Outcome> {
