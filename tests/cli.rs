@@ -897,7 +897,16 @@ fn tables_list_kir_instructions_and_cuda_lines_unless_told() {
     let unmerged = (32 * 512).to_string();
     assert_eq!(
         row.split_whitespace().skip(1).collect::<Vec<_>>(),
-        ["ld.shared", "32", &unmerged, &unmerged, &unmerged, "0", "1.0", "-"]
+        [
+            "ld.shared",
+            "32",
+            &unmerged,
+            &unmerged,
+            &unmerged,
+            "0",
+            "1.0",
+            "-"
+        ]
     );
     let output = run(&["run", SET_ROW_READ_COL, "--by", "function"]);
     assert_eq!(output.status.code(), Some(2));
@@ -1752,4 +1761,96 @@ fn a_failed_assert_prints_what_the_cuda_runtime_prints() {
     let theirs: Vec<String> = hardware.lines().map(str::to_string).collect();
     assert_eq!(ours.len(), 27);
     assert_eq!(ours, theirs);
+}
+
+/// Ctrl-C ends a long launch and still prints the report of the blocks run
+/// (exit code 130); a launch that will take more than a minute says so first.
+#[test]
+fn ctrl_c_prints_the_report_so_far() {
+    let dir = scratch("ctrl_c");
+    let stderr_path = dir.join("stderr");
+    let mut child = warpsim()
+        .current_dir(repo_root())
+        .args([
+            "run",
+            "tests/data/spin.kir",
+            "--grid",
+            "2000000000",
+            "--block",
+            "32",
+            "--arg",
+            "u32[32]",
+            "--arg",
+            "200",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::fs::File::create(&stderr_path).unwrap())
+        .spawn()
+        .expect("warpsim starts");
+    // Wait for the estimate (a launch of two billion blocks takes hours),
+    // then interrupt.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let text = std::fs::read_to_string(&stderr_path).unwrap_or_default();
+        if text.contains("this launch will take about") {
+            assert!(
+                text.starts_with("warpsim: 2000000000 blocks at about "),
+                "{text}"
+            );
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "no estimate: {text}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success());
+    let output = child.wait_with_output().expect("warpsim ends");
+    assert_eq!(output.status.code(), Some(130));
+    let table = String::from_utf8_lossy(&output.stdout);
+    assert!(table.starts_with("spin  grid (2000000000,1,1)"), "{table}");
+    let status = table
+        .lines()
+        .find(|line| line.starts_with("status: interrupted"))
+        .unwrap_or_else(|| panic!("no status line:\n{table}"));
+    assert!(status.contains("interrupted (Ctrl-C) after "), "{status}");
+}
+
+/// A fault ends the kernel as on a GPU: no further blocks start; with
+/// --keep-going every block runs.
+#[test]
+fn a_fault_ends_the_kernel_unless_told_to_keep_going() {
+    let json = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "tests/data/spin.kir",
+            "--grid",
+            "4000",
+            "--block",
+            "64",
+            "--arg",
+            "u32[32]",
+            "--arg",
+            "3",
+            "--json",
+            "-",
+        ];
+        args.extend_from_slice(extra);
+        let output = warpsim()
+            .current_dir(repo_root())
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+        serde_json::from_slice::<serde_json::Value>(&output.stdout).expect("JSON")
+    };
+    // Threads 32-63 store past the 32-element buffer in every block.
+    let stopped = json(&[]);
+    assert_eq!(stopped["blocks_run"], 1);
+    assert_eq!(stopped["failed_blocks"], 1);
+    let all = json(&["--keep-going"]);
+    assert_eq!(all["blocks_run"], 4000);
+    assert_eq!(all["failed_blocks"], 4000);
 }

@@ -318,7 +318,22 @@ impl crate::PreparedLaunch {
         &self,
         host_threads: usize,
     ) -> Result<(crate::RunResult, CheckOutcome), crate::InputError> {
-        let mut result = self.execute(host_threads)?;
+        // A checker runs every block, past faults: the findings of all of
+        // them are what it is for.
+        let control = crate::RunControl {
+            keep_going: true,
+            ..Default::default()
+        };
+        self.check_with(host_threads, &control)
+    }
+
+    /// [`crate::PreparedLaunch::check`], watched and stopped through `control`.
+    pub fn check_with(
+        &self,
+        host_threads: usize,
+        control: &crate::RunControl,
+    ) -> Result<(crate::RunResult, CheckOutcome), crate::InputError> {
+        let mut result = self.execute_with(host_threads, control)?;
         let mut findings = self.static_findings();
         findings.extend(merge_by_line(result.findings.clone()));
         result.report.findings = Some(findings.clone());

@@ -31,7 +31,7 @@ pub use locations::{Locations, Place};
 pub use report::Report;
 use toml_file::FileError;
 pub use toml_file::TomlFile;
-pub use warpsim_machine::MachineConfig;
+pub use warpsim_machine::{MachineConfig, RunControl};
 
 /// Reads a machine configuration, or the built-in Hopper preset (the same
 /// machine as the repository's `sim.toml`) when no path is given.
@@ -705,13 +705,24 @@ impl PreparedLaunch {
 
     /// Runs the kernel on `host_threads` threads (0: all cores).
     pub fn execute(&self, host_threads: usize) -> Result<RunResult, InputError> {
+        self.execute_with(host_threads, &warpsim_machine::RunControl::default())
+    }
+
+    /// [`PreparedLaunch::execute`], watched and stopped through `control`
+    /// (a progress display, Ctrl-C, `--keep-going`).
+    pub fn execute_with(
+        &self,
+        host_threads: usize,
+        control: &warpsim_machine::RunControl,
+    ) -> Result<RunResult, InputError> {
         let memory = self.memory()?;
-        let outcome = warpsim_machine::run(
+        let outcome = warpsim_machine::run_with(
             &self.program,
             &self.launch,
             &memory,
             &self.config,
             host_threads,
+            control,
         )
         .map_err(|error| InputError::Launch {
             path: self.launch_path.clone(),
@@ -743,6 +754,7 @@ impl PreparedLaunch {
             static_shared_bytes: self.program.static_shared_bytes,
             error: summary,
             failed_blocks: outcome.failed_blocks,
+            interrupted: outcome.interrupted,
             printf_output: String::from_utf8_lossy(&outcome.printed).into_owned(),
             printf_dropped_bytes: outcome.printed_dropped,
         });

@@ -127,7 +127,8 @@ pub struct Report {
     pub shared_bytes: u32,
     /// Static shared memory of a block, as the kernel declares it.
     pub static_shared_bytes: u32,
-    /// "ok", or "failed" when the kernel faulted (the counters are then partial).
+    /// "ok"; "failed" when the kernel faulted, or "interrupted" when it was
+    /// stopped (Ctrl-C): the counters are then partial.
     pub status: &'static str,
     /// The fault, one line, when the kernel failed.
     pub error: Option<String>,
@@ -169,6 +170,8 @@ pub struct ReportInput<'a> {
     pub static_shared_bytes: u32,
     pub error: Option<String>,
     pub failed_blocks: u64,
+    /// Stopped from outside before every block ran.
+    pub interrupted: bool,
     pub printf_output: String,
     pub printf_dropped_bytes: u64,
 }
@@ -217,12 +220,20 @@ impl Report {
             block: input.block,
             shared_bytes: input.shared_bytes,
             static_shared_bytes: input.static_shared_bytes,
-            status: if input.error.is_some() {
+            status: if input.interrupted {
+                "interrupted"
+            } else if input.error.is_some() {
                 "failed"
             } else {
                 "ok"
             },
-            error: input.error,
+            error: match input.error {
+                None if input.interrupted => Some(format!(
+                    "interrupted (Ctrl-C) after {} blocks: the counts are those of the blocks run",
+                    input.stats.blocks_run
+                )),
+                error => error,
+            },
             blocks_run: input.stats.blocks_run,
             failed_blocks: input.failed_blocks,
             lines: Report::rollup(&instructions),
@@ -338,8 +349,8 @@ impl Report {
         if let Some(error) = &self.error {
             let _ = writeln!(
                 out,
-                "\nstatus: failed ({} of {} blocks): {error}",
-                self.failed_blocks, self.blocks_run
+                "\nstatus: {} ({} of {} blocks run failed): {error}",
+                self.status, self.failed_blocks, self.blocks_run
             );
         }
         out

@@ -33,6 +33,8 @@ const PATH_QUANTUM: u32 = 256;
 
 /// What every block of a launch shares, read-only.
 pub struct LaunchEnv<'a> {
+    /// Set from outside to end the launch (see [`crate::RunControl`]).
+    pub stop: &'a std::sync::atomic::AtomicBool,
     pub program: &'a Program,
     pub config: &'a MachineConfig,
     pub global: &'a GlobalMemory,
@@ -194,6 +196,9 @@ impl<'a> BlockRunner<'a> {
         self.state.stats.blocks_run += 1;
         let livelock_window = self.env.config.barriers.livelock_window;
         loop {
+            if self.env.stop.load(std::sync::atomic::Ordering::Relaxed) {
+                return Err(Box::new(self.hang_error(FaultKind::Interrupted)));
+            }
             let mut progressed = false;
             let mut unfinished = false;
             for warp_index in 0..self.warps.len() {

@@ -31,6 +31,8 @@ pub mod stats;
 pub mod warp;
 mod warp_sync;
 
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
 use rayon::prelude::*;
 
 pub use config::{BarrierSemantics, ConfigError, MachineConfig};
@@ -75,6 +77,9 @@ pub struct RunOutcome {
     pub error: Option<ExecError>,
     /// How many blocks faulted.
     pub failed_blocks: u64,
+    /// The launch was stopped from outside (`RunControl::stop`) before it
+    /// ran every block.
+    pub interrupted: bool,
     /// The barrier checker's findings, by first block; a finding seen in
     /// several blocks is listed once.
     pub findings: Vec<Finding>,
@@ -211,7 +216,27 @@ fn lowest_fault(
     }
 }
 
-/// Runs every block of the launch on `host_threads` host threads (0: all cores).
+/// How a launch is watched and stopped from outside while it runs.
+#[derive(Debug, Default)]
+pub struct RunControl {
+    /// Run every block even after one faults (as a debugger would), rather
+    /// than end the kernel at the first fault as a GPU does.
+    pub keep_going: bool,
+    /// Blocks finished so far, for a progress display.
+    pub blocks_done: AtomicU64,
+    /// Set from outside (Ctrl-C) to end the launch: blocks not started are
+    /// not run, and running ones stop at their next scheduling round.
+    pub stop: AtomicBool,
+}
+
+/// Blocks run together between two looks at faults and at `stop`: a fixed
+/// number, so that which blocks ran when a fault ends the kernel does not
+/// depend on the host threads. The first group is the first block alone,
+/// which a progress display times to say how long the launch will take.
+const BLOCKS_PER_GROUP: u64 = 256;
+
+/// Runs every block of the launch on `host_threads` host threads (0: all
+/// cores), ending at the first fault as a GPU does (see [`run_with`]).
 pub fn run(
     program: &Program,
     launch: &Launch,
@@ -219,8 +244,31 @@ pub fn run(
     config: &MachineConfig,
     host_threads: usize,
 ) -> Result<RunOutcome, LaunchError> {
+    run_with(
+        program,
+        launch,
+        global,
+        config,
+        host_threads,
+        &RunControl::default(),
+    )
+}
+
+/// [`run`], watched and stopped through `control`. Blocks run in groups in
+/// block order; after a group in which a block faulted no more are started
+/// (unless `control.keep_going`), so the counters cover every block up to
+/// the end of that group, the same on every host.
+pub fn run_with(
+    program: &Program,
+    launch: &Launch,
+    global: &GlobalMemory,
+    config: &MachineConfig,
+    host_threads: usize,
+    control: &RunControl,
+) -> Result<RunOutcome, LaunchError> {
     validate_launch(program, launch, config)?;
     let env = block::LaunchEnv {
+        stop: &control.stop,
         program,
         config,
         global,
@@ -297,8 +345,8 @@ pub fn run(
         FindingLog,
         PrintLog,
     );
-    let (stats, error, failed_blocks, findings, printed) = pool.install(|| {
-        (0..block_count)
+    let run_group = |blocks: std::ops::Range<u64>| -> Partial {
+        blocks
             .into_par_iter()
             .fold(
                 || {
@@ -311,12 +359,20 @@ pub fn run(
                     )
                 },
                 |(mut runner, first_error, failed, mut findings, mut printed): Folded, linear| {
+                    if control.stop.load(Ordering::Relaxed) {
+                        return (runner, first_error, failed, findings, printed);
+                    }
                     let block_index = block_at(linear);
                     let result = runner.run_block(block_index);
                     findings.add_block(linear, runner.take_findings());
                     printed.add_block(linear, runner.take_printed());
+                    control.blocks_done.fetch_add(1, Ordering::Relaxed);
                     match result {
                         Ok(()) => (runner, first_error, failed, findings, printed),
+                        // Stopped from outside: the block did not fail.
+                        Err(error) if error.kind == FaultKind::Interrupted => {
+                            (runner, first_error, failed, findings, printed)
+                        }
                         Err(error) => {
                             tracing::debug!(block = ?block_index, fault = ?error.kind, "block faulted");
                             let first = lowest_fault(first_error, Some((linear, *error)));
@@ -329,7 +385,21 @@ pub fn run(
                 (runner.into_stats(), error, failed, findings, printed)
             })
             .reduce(identity, merge)
-    });
+    };
+    let mut start = 0;
+    let mut group = 1;
+    let mut total = identity();
+    while start < block_count {
+        let end = block_count.min(start + group);
+        total = merge(total, pool.install(|| run_group(start..end)));
+        let faulted = total.1.is_some() && !control.keep_going;
+        if faulted || control.stop.load(Ordering::Relaxed) {
+            break;
+        }
+        start = end;
+        group = BLOCKS_PER_GROUP;
+    }
+    let (stats, error, failed_blocks, findings, printed) = total;
     let (printed, printed_dropped) = printed.into_output(config.limits.printf_buffer_bytes);
     tracing::debug!(
         warp_instructions = stats.warp_instructions(),
@@ -337,6 +407,7 @@ pub fn run(
         "launch finished"
     );
     Ok(RunOutcome {
+        interrupted: control.stop.load(Ordering::Relaxed),
         stats,
         error: error.map(|(_, error)| error),
         failed_blocks,

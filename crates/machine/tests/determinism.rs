@@ -218,6 +218,24 @@ LOOP:
 "#;
 
 #[test]
+fn a_fault_ends_the_kernel_after_its_group_of_blocks() {
+    // Block 0 runs alone first: its fault ends the launch there, as a GPU
+    // ends a kernel at its first fault.
+    for host_threads in [1, 2] {
+        let out = kernel(RUNAWAY)
+            .grid([3, 2, 1])
+            .threads(64)
+            .limit(1000)
+            .host_threads(host_threads)
+            .run();
+        assert_eq!(out.fault().block, [0, 0, 0]);
+        assert_eq!(out.outcome.failed_blocks, 1);
+        assert_eq!(out.outcome.stats.blocks_run, 1);
+        assert_eq!(out.outcome.stats.warp_instructions(), 1001);
+    }
+}
+
+#[test]
 fn instruction_limits_are_per_block_and_deterministic() {
     let limit = 1000;
     let mut reference = None;
@@ -227,6 +245,7 @@ fn instruction_limits_are_per_block_and_deterministic() {
             .threads(64)
             .limit(limit)
             .host_threads(host_threads)
+            .keep_going()
             .run();
         let error = out.fault();
         assert_eq!(error.kind, FaultKind::InstructionLimit { limit });

@@ -161,6 +161,10 @@ struct RunArgs {
     /// Also run the barrier checker (as `warpsim check`) and print its findings.
     #[arg(long)]
     check: bool,
+    /// Run every block even after one faults (a GPU ends the kernel at the
+    /// first fault, and so does warpsim by default).
+    #[arg(long)]
+    keep_going: bool,
     /// The table's rows: per source line and access (default for `.cu` and
     /// `.ptx` sources) or per instruction (default for `.kir`).
     #[arg(long, value_enum, value_name = "line|instruction")]
@@ -220,6 +224,9 @@ struct CheckArgs {
 enum Outcome {
     Success,
     KernelFailed,
+    /// Stopped by Ctrl-C, the report so far printed (exit code 130, as a
+    /// shell gives a process ended by SIGINT).
+    Interrupted,
 }
 
 impl Outcome {
@@ -245,6 +252,7 @@ fn main() -> ExitCode {
     match result {
         Ok(Outcome::Success) => ExitCode::SUCCESS,
         Ok(Outcome::KernelFailed) => ExitCode::from(1),
+        Ok(Outcome::Interrupted) => ExitCode::from(130),
         Err(error) if is_broken_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
             let text = match error.downcast_ref::<warpsim_driver::InputError>() {
@@ -313,13 +321,17 @@ fn run(args: RunArgs) -> anyhow::Result<Outcome> {
             .with_context(|| format!("cannot write buffer `{buffer}` to {}", path.display()))?;
         dump_files.push((buffer, path, index, file));
     }
+    let watch = Watch::start(&prepared, args.threads, args.keep_going);
     let executed = if args.check {
         prepared
-            .check(args.threads)
+            .check_with(args.threads, &watch.control)
             .map(|(result, checked)| (result, Some(checked)))
     } else {
-        prepared.execute(args.threads).map(|result| (result, None))
+        prepared
+            .execute_with(args.threads, &watch.control)
+            .map(|result| (result, None))
     };
+    let interrupted = watch.finish();
     let (result, checked) = executed?;
     created.keep();
     // Reports and dumps are written even when the kernel failed: partial
@@ -342,12 +354,148 @@ fn run(args: RunArgs) -> anyhow::Result<Outcome> {
     }
     if let Some(checked) = checked {
         std::io::stderr().write_all(checked.text.as_bytes())?;
-        return Ok(Outcome::failed_if(checked.failed));
+        return Ok(interrupted_or(
+            interrupted,
+            Outcome::failed_if(checked.failed),
+        ));
     }
     if let Some(failure) = &result.failure {
         std::io::stderr().write_all(failure.as_bytes())?;
     }
-    Ok(Outcome::failed_if(result.failure.is_some()))
+    Ok(interrupted_or(
+        interrupted,
+        Outcome::failed_if(result.failure.is_some()),
+    ))
+}
+
+fn interrupted_or(interrupted: bool, outcome: Outcome) -> Outcome {
+    if interrupted {
+        Outcome::Interrupted
+    } else {
+        outcome
+    }
+}
+
+/// Watches a launch while it runs: Ctrl-C stops it (the report so far is
+/// still printed); on a terminal, stderr shows how many blocks have run;
+/// and a launch that will take more than a minute says so, with the time
+/// the first block took, before the rest runs.
+struct Watch {
+    control: std::sync::Arc<warpsim_driver::RunControl>,
+    done: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    display: Option<std::thread::JoinHandle<()>>,
+}
+
+/// How often the progress line is redrawn.
+const PROGRESS_INTERVAL: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// A launch expected to take longer than this says so before it goes on.
+const LONG_LAUNCH: std::time::Duration = std::time::Duration::from_secs(60);
+
+impl Watch {
+    fn start(
+        prepared: &warpsim_driver::PreparedLaunch,
+        host_threads: usize,
+        keep_going: bool,
+    ) -> Watch {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::Arc;
+        let control = Arc::new(warpsim_driver::RunControl {
+            keep_going,
+            ..Default::default()
+        });
+        let on_interrupt = Arc::clone(&control);
+        // A second Ctrl-C ends the process at once. The handler can only be
+        // set once per process, which is once per command.
+        let _ = ctrlc::set_handler(move || {
+            if on_interrupt.stop.swap(true, Ordering::Relaxed) {
+                std::process::exit(130);
+            }
+        });
+        let blocks: u64 = prepared
+            .launch
+            .grid
+            .iter()
+            .map(|&dim| u64::from(dim))
+            .product();
+        let threads = if host_threads == 0 {
+            std::thread::available_parallelism().map_or(1, |count| count.get())
+        } else {
+            host_threads
+        };
+        let done = Arc::new(AtomicBool::new(false));
+        let watched = Arc::clone(&control);
+        let finished = Arc::clone(&done);
+        let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
+        let display = std::thread::spawn(move || {
+            let start = std::time::Instant::now();
+            let mut estimated = false;
+            let mut drawn = false;
+            while !finished.load(Ordering::Relaxed) {
+                std::thread::sleep(PROGRESS_INTERVAL);
+                let run = watched.blocks_done.load(Ordering::Relaxed);
+                let elapsed = start.elapsed();
+                if !estimated && run >= 1 && blocks > 1 {
+                    estimated = true;
+                    let per_block = elapsed.as_secs_f64() / run as f64;
+                    let total = per_block * blocks as f64 / threads as f64;
+                    if total > LONG_LAUNCH.as_secs_f64() {
+                        let _ = writeln!(
+                            std::io::stderr(),
+                            "{}warpsim: {blocks} blocks at about {} each on {threads} host thread{}: this launch will take about {} (Ctrl-C stops it and prints the report so far)",
+                            if drawn { "\r\x1b[K" } else { "" },
+                            duration_text(per_block),
+                            if threads == 1 { "" } else { "s" },
+                            duration_text(total)
+                        );
+                    }
+                }
+                if terminal && elapsed > std::time::Duration::from_secs(1) {
+                    let percent = run as f64 * 100.0 / blocks as f64;
+                    let _ = write!(
+                        std::io::stderr(),
+                        "\r\x1b[Kwarpsim: {run} of {blocks} blocks ({percent:.1}%)"
+                    );
+                    drawn = true;
+                }
+            }
+            if drawn {
+                let _ = write!(std::io::stderr(), "\r\x1b[K");
+            }
+        });
+        Watch {
+            control,
+            done,
+            display: Some(display),
+        }
+    }
+
+    /// Stops the display; says whether the launch was interrupted.
+    fn finish(mut self) -> bool {
+        self.done.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(display) = self.display.take() {
+            let _ = display.join();
+        }
+        self.control.stop.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+/// A duration in the largest unit that reads well: `40 µs`, `850 ms`, `12 s`,
+/// `3.5 min`, `2.0 h`, `41 days`.
+fn duration_text(seconds: f64) -> String {
+    if seconds < 1e-3 {
+        format!("{:.0} µs", seconds * 1e6)
+    } else if seconds < 1.0 {
+        format!("{:.0} ms", seconds * 1e3)
+    } else if seconds < 120.0 {
+        format!("{seconds:.0} s")
+    } else if seconds < 7200.0 {
+        format!("{:.1} min", seconds / 60.0)
+    } else if seconds < 3.0 * 86400.0 {
+        format!("{:.1} h", seconds / 3600.0)
+    } else {
+        format!("{:.0} days", seconds / 86400.0)
+    }
 }
 
 /// What the kernel printed, as the CUDA runtime prints it after the kernel:
@@ -558,10 +706,18 @@ fn check(args: CheckArgs) -> anyhow::Result<Outcome> {
     let prepared = prepare(&args.input, &args.machine)?;
     let mut created = CreatedFiles::default();
     let json = JsonOutput::open(args.json.as_deref(), "report", &mut created)?;
-    let (result, checked) = prepared.check(args.threads)?;
+    // A checker runs every block, past faults: the findings of all of them
+    // are what it is for.
+    let watch = Watch::start(&prepared, args.threads, true);
+    let checked = prepared.check_with(args.threads, &watch.control);
+    let interrupted = watch.finish();
+    let (result, checked) = checked?;
     created.keep();
     write_checked(json, || result.report.to_json(), &checked.text)?;
-    Ok(Outcome::failed_if(checked.failed))
+    Ok(interrupted_or(
+        interrupted,
+        Outcome::failed_if(checked.failed),
+    ))
 }
 
 /// Reads a `.kir` or `.ptx` file: its name as shown, text and directory.
@@ -702,7 +858,10 @@ fn relative_path(path: &Path, base: &Path) -> String {
 fn annotate(args: AnnotateArgs) -> anyhow::Result<Outcome> {
     check_host_threads(args.threads)?;
     let prepared = prepare(&args.launch, &args.machine)?;
-    let result = prepared.execute(args.threads)?;
+    let watch = Watch::start(&prepared, args.threads, false);
+    let result = prepared.execute_with(args.threads, &watch.control);
+    let interrupted = watch.finish();
+    let result = result?;
     let options = warpsim_driver::annotate::AnnotateOptions {
         file: args.file,
         width: args.width,
@@ -718,7 +877,10 @@ fn annotate(args: AnnotateArgs) -> anyhow::Result<Outcome> {
     if let Some(failure) = &result.failure {
         stderr.write_all(failure.as_bytes())?;
     }
-    Ok(Outcome::failed_if(result.failure.is_some()))
+    Ok(interrupted_or(
+        interrupted,
+        Outcome::failed_if(result.failure.is_some()),
+    ))
 }
 
 fn print(source: PathBuf) -> anyhow::Result<Outcome> {

@@ -59,6 +59,7 @@ pub struct Launcher {
     args: Vec<Arg>,
     config: MachineConfig,
     host_threads: usize,
+    keep_going: bool,
     params_override: Option<Vec<u8>>,
 }
 
@@ -72,6 +73,7 @@ pub fn kernel(source: &str) -> Launcher {
         args: Vec::new(),
         config: MachineConfig::hopper(),
         host_threads: 1,
+        keep_going: false,
         params_override: None,
     }
 }
@@ -123,6 +125,12 @@ impl Launcher {
     /// Lowers the per-block instruction limit.
     pub fn limit(mut self, max_warp_instructions_per_block: u64) -> Self {
         self.config.limits.max_warp_instructions_per_block = max_warp_instructions_per_block;
+        self
+    }
+
+    /// Runs every block even after one faults.
+    pub fn keep_going(mut self) -> Self {
+        self.keep_going = true;
         self
     }
 
@@ -201,8 +209,17 @@ impl Launcher {
             params: self.params_override.unwrap_or(params),
             global_variable_addresses,
         };
-        let outcome =
-            warpsim_machine::run(&program, &launch, &memory, &self.config, self.host_threads)?;
+        let outcome = warpsim_machine::run_with(
+            &program,
+            &launch,
+            &memory,
+            &self.config,
+            self.host_threads,
+            &warpsim_machine::RunControl {
+                keep_going: self.keep_going,
+                ..Default::default()
+            },
+        )?;
         Ok(Outcome {
             source: self.source,
             program,
