@@ -1769,7 +1769,7 @@ fn a_failed_assert_prints_what_the_cuda_runtime_prints() {
 fn ctrl_c_prints_the_report_so_far() {
     let dir = scratch("ctrl_c");
     let stderr_path = dir.join("stderr");
-    let mut child = warpsim()
+    let child = warpsim()
         .current_dir(repo_root())
         .args([
             "run",
