@@ -103,9 +103,10 @@ fn cases() -> Vec<Case> {
                 args.extend(["--config".to_string(), config.clone()]);
                 files.push(config);
             }
-            let source = format!("{stem}.kir");
-            if dir.join(&source).exists() {
-                files.push(source);
+            for source in [format!("{stem}.kir"), format!("{stem}.cu")] {
+                if dir.join(&source).exists() {
+                    files.push(source);
+                }
             }
             cases.push(Case {
                 name: stem.to_string(),

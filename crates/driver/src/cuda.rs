@@ -187,3 +187,51 @@ pub fn compile_file(
     })?;
     Ok((module, display_names(&kernels)))
 }
+
+/// The CUDA file and line that line `line` of PTX generated from CUDA
+/// stands for: the `.loc` in effect there (PTX ISA, "Debugging
+/// Directives"), with the file as `.file` names it. `None` before the
+/// first `.loc`.
+pub fn cuda_line_of_ptx(ptx: &str, line: u32) -> Option<(String, u32)> {
+    let mut files = std::collections::HashMap::new();
+    let mut current = None;
+    for (index, text) in ptx.lines().enumerate() {
+        let mut words = text.split_whitespace();
+        match words.next() {
+            Some(".file") => {
+                let number = words.next().and_then(|word| word.parse::<u64>().ok());
+                let name = text.split('"').nth(1);
+                if let (Some(number), Some(name)) = (number, name) {
+                    files.insert(number, name.to_string());
+                }
+            }
+            Some(".loc") if index + 1 < line as usize => {
+                let number = words.next().and_then(|word| word.parse::<u64>().ok());
+                let at = words
+                    .next()
+                    .and_then(|word| word.trim_end_matches(',').parse::<u32>().ok());
+                if let (Some(number), Some(at)) = (number, at) {
+                    current = Some((number, at));
+                }
+            }
+            _ => {}
+        }
+    }
+    let (number, at) = current?;
+    Some((files.get(&number)?.clone(), at))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_ptx_line_maps_to_the_loc_in_effect() {
+        let ptx =
+            "\t.loc\t1 3 3\n\tmov.u32 %r1, 1;\n\t.loc\t1 4 3\n\tbrkpt;\n\t.file\t1 \"k.cu\"\n";
+        assert_eq!(cuda_line_of_ptx(ptx, 2), Some(("k.cu".to_string(), 3)));
+        assert_eq!(cuda_line_of_ptx(ptx, 4), Some(("k.cu".to_string(), 4)));
+        assert_eq!(cuda_line_of_ptx(ptx, 1), None);
+        assert_eq!(cuda_line_of_ptx("brkpt;", 1), None);
+    }
+}

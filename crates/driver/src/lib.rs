@@ -376,9 +376,37 @@ pub fn parse_source(source_name: &str, text: &str, base_dir: &Path) -> Result<Mo
     } else {
         warpsim_ir::parse_module
     };
-    let module = parse(source_name, text).map_err(|error| InputError::Located {
-        summary: error.to_string(),
-        rendered: diagnostics::render_parse_error(&error, text),
+    let module = parse(source_name, text).map_err(|error| {
+        // PTX that NVRTC generated exists only in memory: its errors are
+        // shown at the CUDA line they come from, the PTX in a note.
+        let generated = source_name.ends_with(".cu.ptx") && !Path::new(source_name).exists();
+        let cuda = generated
+            .then(|| cuda::cuda_line_of_ptx(text, error.line))
+            .flatten();
+        match cuda {
+            Some((file, line)) => {
+                let mut sources = diagnostics::Sources::new(base_dir);
+                let ptx_line = text
+                    .lines()
+                    .nth(error.line as usize - 1)
+                    .unwrap_or("")
+                    .trim();
+                let message = format!(
+                    "{} (in the PTX NVRTC generated for this line: `{ptx_line}`)",
+                    error.message
+                );
+                let file = Path::new(source_name).with_file_name(&file);
+                let file = locations::display_path(&file);
+                InputError::Located {
+                    summary: format!("{file}:{line}: {message}"),
+                    rendered: diagnostics::render_at_line(&mut sources, &message, &file, line),
+                }
+            }
+            None => InputError::Located {
+                summary: error.to_string(),
+                rendered: diagnostics::render_parse_error(&error, text),
+            },
+        }
     })?;
     warpsim_ir::verify_module(&module).map_err(|error| {
         let mut sources = diagnostics::Sources::new(base_dir);
