@@ -382,7 +382,8 @@ fn interrupted_or(interrupted: bool, outcome: Outcome) -> Outcome {
 /// the first block took, before the rest runs.
 struct Watch {
     control: std::sync::Arc<warpsim_driver::RunControl>,
-    done: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    /// Dropped when the launch ends, which wakes the display at once.
+    done: Option<std::sync::mpsc::Sender<()>>,
     display: Option<std::thread::JoinHandle<()>>,
 }
 
@@ -398,7 +399,7 @@ impl Watch {
         host_threads: usize,
         keep_going: bool,
     ) -> Watch {
-        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::atomic::Ordering;
         use std::sync::Arc;
         let control = Arc::new(warpsim_driver::RunControl {
             keep_going,
@@ -423,16 +424,16 @@ impl Watch {
         } else {
             host_threads
         };
-        let done = Arc::new(AtomicBool::new(false));
+        let (done, finished) = std::sync::mpsc::channel::<()>();
         let watched = Arc::clone(&control);
-        let finished = Arc::clone(&done);
         let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
         let display = std::thread::spawn(move || {
             let start = std::time::Instant::now();
             let mut estimated = false;
             let mut drawn = false;
-            while !finished.load(Ordering::Relaxed) {
-                std::thread::sleep(PROGRESS_INTERVAL);
+            while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+                finished.recv_timeout(PROGRESS_INTERVAL)
+            {
                 let run = watched.blocks_done.load(Ordering::Relaxed);
                 let elapsed = start.elapsed();
                 if !estimated && run >= 1 && blocks > 1 {
@@ -465,14 +466,14 @@ impl Watch {
         });
         Watch {
             control,
-            done,
+            done: Some(done),
             display: Some(display),
         }
     }
 
     /// Stops the display; says whether the launch was interrupted.
     fn finish(mut self) -> bool {
-        self.done.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.done.take();
         if let Some(display) = self.display.take() {
             let _ = display.join();
         }
