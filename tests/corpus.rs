@@ -60,14 +60,14 @@ fn line_of(file: &str, function: &str, needle: &str) -> u32 {
 fn conflicts_by_line(run: &ProgramRun, file: &str) -> BTreeMap<u32, u64> {
     let mut lines = BTreeMap::new();
     for instruction in &run.report.instructions {
-        if instruction.bank_conflicts > 0 {
+        if instruction.counts.bank_conflicts > 0 {
             assert_eq!(
                 instruction.file,
                 format!("programs/corpus/{file}"),
                 "{}",
                 instruction.text
             );
-            *lines.entry(instruction.line).or_insert(0) += instruction.bank_conflicts;
+            *lines.entry(instruction.line).or_insert(0) += instruction.counts.bank_conflicts;
         }
     }
     lines
@@ -154,7 +154,7 @@ fn reduce0_interleaved_divergent() {
         .instructions
         .iter()
         .filter(|i| i.line == line && i.text.starts_with("st.shared"))
-        .map(|i| i.executed)
+        .map(|i| i.counts.executed)
         .sum();
     // 8 warps at s = 1..16, then 4, 2, 1: 47 per block, 4 blocks.
     assert_eq!(stores, 4 * 47);
@@ -242,7 +242,7 @@ fn reduce4_unroll_last_warp() {
                     && i.inlined_from.len() == 1
                     && i.inlined_from[0].line == line + step
             })
-            .map(|i| i.executed)
+            .map(|i| i.counts.executed)
             .sum();
         assert_eq!(executed, 3 * 2, "line {}", line + step);
     }
@@ -542,7 +542,7 @@ fn bitonic_sort_shared() {
         .report
         .instructions
         .iter()
-        .filter(|instruction| instruction.bank_conflicts > 0)
+        .filter(|instruction| instruction.counts.bank_conflicts > 0)
         .flat_map(|instruction| instruction.inlined_from.iter().map(|place| place.line))
         .collect();
     let line = |needle| line_of("bitonic-sort.cu", "comparator", needle);
@@ -875,7 +875,7 @@ fn noinline_device_call() {
         .instructions
         .iter()
         .filter(|instruction| instruction.line == step_line)
-        .map(|instruction| instruction.threads)
+        .map(|instruction| instruction.counts.threads)
         .collect();
     assert!(!at_line.is_empty());
     assert!(
@@ -943,7 +943,7 @@ fn noinline_shared_calls() {
         .instructions
         .iter()
         .filter(|instruction| instruction.line == mix_line)
-        .map(|instruction| instruction.threads)
+        .map(|instruction| instruction.counts.threads)
         .collect();
     let all = threads.iter().filter(|&&n| n == 1024).count();
     let guarded = threads.iter().filter(|&&n| n == every_third).count();
@@ -1498,7 +1498,7 @@ fn saturating_arith_clamps_like_the_ptx_isa() {
         .report
         .instructions
         .iter()
-        .all(|i| i.bank_conflicts == 0));
+        .all(|i| i.counts.bank_conflicts == 0));
 }
 
 /// warp_sum_wide: 64-bit shuffles go as two 32-bit shuffles between a
@@ -1562,7 +1562,7 @@ fn warp_sum_wide_packs_and_unpacks_64_bit_shuffles() {
         .report
         .instructions
         .iter()
-        .all(|i| i.bank_conflicts == 0));
+        .all(|i| i.counts.bank_conflicts == 0));
 }
 
 /// funnel_lop3: __funnelshift_l/_r wrap the shift amount at 32,
@@ -1604,7 +1604,7 @@ fn funnel_lop3_matches_the_cuda_intrinsics() {
         .report
         .instructions
         .iter()
-        .all(|i| i.bank_conflicts == 0));
+        .all(|i| i.counts.bank_conflicts == 0));
 }
 
 /// warp_reduce_match: every warp's reductions and matches computed on the
@@ -1691,7 +1691,7 @@ fn warp_reduce_match_matches_the_host() {
         .report
         .instructions
         .iter()
-        .all(|i| i.bank_conflicts == 0));
+        .all(|i| i.counts.bank_conflicts == 0));
 }
 
 /// `warp_reduce_match` and `redux_arms` (`programs/corpus/hardware/`) give

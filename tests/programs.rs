@@ -15,8 +15,9 @@ use std::collections::HashSet;
 
 use support::{check_expected, digest, launch_files, repo_root};
 use warpsim_driver::annotate::{annotate_with, AnnotateOptions};
-use warpsim_driver::report::{InstructionReport, LineReport, Report};
+use warpsim_driver::report::Report;
 use warpsim_ir::{MemoryAccessKind, StateSpace};
+use warpsim_machine::InstrStats;
 
 fn render(launch: &std::path::Path, host_threads: usize) -> (String, String) {
     let config = warpsim_driver::load_config(None).unwrap();
@@ -105,39 +106,6 @@ fn annotated_programs_print_their_expected_source_margins() {
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
-/// The counts of a rollup row or of an instruction, for comparing sums.
-fn counts_of_line(row: &LineReport) -> [u64; 8] {
-    [
-        row.executed,
-        row.threads,
-        row.shared_requests,
-        row.global_requests,
-        row.wavefronts,
-        row.ideal_wavefronts,
-        row.bank_conflicts,
-        row.sectors,
-    ]
-}
-
-fn counts_of_instruction(row: &InstructionReport) -> [u64; 8] {
-    [
-        row.executed,
-        row.threads,
-        row.shared_requests,
-        row.global_requests,
-        row.wavefronts,
-        row.ideal_wavefronts,
-        row.bank_conflicts,
-        row.sectors,
-    ]
-}
-
-fn add(sum: &mut [u64; 8], counts: [u64; 8]) {
-    for (total, count) in sum.iter_mut().zip(counts) {
-        *total += count;
-    }
-}
-
 /// The rollup of `report` against its instructions and totals: every memory
 /// instruction but parameter loads is in exactly one row, of its own file,
 /// line, space and kind; each row's counts are the sums of its
@@ -145,7 +113,7 @@ fn add(sum: &mut [u64; 8], counts: [u64; 8]) {
 /// per kind of access are the totals'.
 fn check_rollup(name: &str, report: &Report) {
     type Key = (String, u32, StateSpace, MemoryAccessKind);
-    let mut expected: Vec<(Key, u64, [u64; 8])> = Vec::new();
+    let mut expected: Vec<(Key, u64, InstrStats)> = Vec::new();
     for instruction in &report.instructions {
         let (Some(space), Some(op)) = (instruction.space, instruction.op) else {
             continue;
@@ -157,15 +125,12 @@ fn check_rollup(name: &str, report: &Report) {
         let position = match expected.iter().position(|(known, _, _)| *known == key) {
             Some(position) => position,
             None => {
-                expected.push((key, 0, [0; 8]));
+                expected.push((key, 0, InstrStats::default()));
                 expected.len() - 1
             }
         };
         expected[position].1 += 1;
-        add(
-            &mut expected[position].2,
-            counts_of_instruction(instruction),
-        );
+        expected[position].2.add(&instruction.counts);
     }
     assert_eq!(report.lines.len(), expected.len(), "{name}: rows");
     let mut seen = HashSet::new();
@@ -177,7 +142,7 @@ fn check_rollup(name: &str, report: &Report) {
             .find(|(known, _, _)| *known == key)
             .unwrap_or_else(|| panic!("{name}: row {key:?} has no instruction"));
         assert_eq!(row.instructions, *instructions, "{name}: {key:?}");
-        assert_eq!(counts_of_line(row), *counts, "{name}: {key:?}");
+        assert_eq!(row.counts, *counts, "{name}: {key:?}");
     }
     assert!(
         report
@@ -206,24 +171,24 @@ fn check_rollup(name: &str, report: &Report) {
         ),
     ];
     for (ops, shared, global) in kinds {
-        let sum = |field: fn(&LineReport) -> u64| -> u64 {
+        let sum = |field: fn(&InstrStats) -> u64| -> u64 {
             report
                 .lines
                 .iter()
                 .filter(|row| ops.contains(&row.op))
-                .map(field)
+                .map(|row| field(&row.counts))
                 .sum()
         };
         let from_rows = SharedTotals {
-            requests: sum(|row| row.shared_requests),
-            wavefronts: sum(|row| row.wavefronts),
-            ideal_wavefronts: sum(|row| row.ideal_wavefronts),
-            bank_conflicts: sum(|row| row.bank_conflicts),
+            requests: sum(|counts| counts.shared_requests),
+            wavefronts: sum(|counts| counts.wavefronts),
+            ideal_wavefronts: sum(|counts| counts.ideal_wavefronts),
+            bank_conflicts: sum(|counts| counts.bank_conflicts),
         };
         assert_eq!(from_rows, *shared, "{name}: {ops:?}");
         let from_rows = GlobalTotals {
-            requests: sum(|row| row.global_requests),
-            sectors: sum(|row| row.sectors),
+            requests: sum(|counts| counts.global_requests),
+            sectors: sum(|counts| counts.sectors),
         };
         assert_eq!(from_rows, *global, "{name}: {ops:?}");
     }

@@ -355,7 +355,7 @@ fn cuda_seed_kernels_conflict_where_the_hardware_does() {
             .report
             .instructions
             .iter()
-            .filter(|instruction| instruction.bank_conflicts > 0)
+            .filter(|instruction| instruction.counts.bank_conflicts > 0)
             .map(|instruction| {
                 assert_eq!(instruction.file, "programs/cuda/seed-kernels.cu");
                 instruction.line
@@ -402,8 +402,8 @@ fn cuda_sources_compile_through_nvrtc_or_say_how_to_get_it() {
                 .report
                 .instructions
                 .iter()
-                .filter(|instruction| instruction.bank_conflicts > 0)
-                .map(|instruction| (instruction.line, instruction.bank_conflicts))
+                .filter(|instruction| instruction.counts.bank_conflicts > 0)
+                .map(|instruction| (instruction.line, instruction.counts.bank_conflicts))
                 .collect();
             let source =
                 std::fs::read_to_string(repo_root().join("programs/cuda/seed-kernels.cu")).unwrap();

@@ -15,7 +15,7 @@ use std::fmt::Write;
 
 use warpsim_ir::StateSpace;
 
-use crate::report::{ways, InstructionReport, Report};
+use crate::report::{InstructionReport, MemoryCounts, Report};
 
 /// What to annotate and how wide the screen is.
 #[derive(Clone, Debug)]
@@ -142,30 +142,18 @@ fn names_file(name: &str, asked: &str) -> bool {
 struct LineCounts {
     /// Warp-level executions of every instruction of the line.
     executed: u64,
-    /// Wavefronts, ideal wavefronts and bank conflicts, when some
-    /// instruction of the line reached shared memory.
-    shared: Option<(u64, u64, u64)>,
-    /// Global sectors, when some instruction reached global memory.
-    sectors: Option<u64>,
+    /// The shared-memory and global-memory columns of the line's accesses.
+    memory: MemoryCounts,
 }
 
 impl LineCounts {
     fn add(&mut self, instruction: &InstructionReport) {
-        self.executed += instruction.executed;
-        // Generic accesses count where their addresses resolved, as in the
-        // report's tables; parameter loads are not memory traffic.
-        let space = instruction.space;
-        if space == Some(StateSpace::Param) {
-            return;
-        }
-        if space == Some(StateSpace::Shared) || instruction.shared_requests > 0 {
-            let (wavefronts, ideal, conflicts) = self.shared.get_or_insert((0, 0, 0));
-            *wavefronts += instruction.wavefronts;
-            *ideal += instruction.ideal_wavefronts;
-            *conflicts += instruction.bank_conflicts;
-        }
-        if space == Some(StateSpace::Global) || instruction.global_requests > 0 {
-            *self.sectors.get_or_insert(0) += instruction.sectors;
+        self.executed += instruction.counts.executed;
+        // Parameter loads are not memory traffic; generic accesses count
+        // where their addresses resolved, as in the report's tables.
+        if instruction.space != Some(StateSpace::Param) {
+            self.memory
+                .add(MemoryCounts::new(instruction.space, &instruction.counts));
         }
     }
 }
@@ -177,10 +165,10 @@ fn counts_by_file(report: &Report) -> BTreeMap<String, BTreeMap<u32, LineCounts>
     let anything_ran = report
         .instructions
         .iter()
-        .any(|instruction| instruction.executed > 0);
+        .any(|instruction| instruction.counts.executed > 0);
     let mut files: BTreeMap<String, BTreeMap<u32, LineCounts>> = BTreeMap::new();
     for instruction in &report.instructions {
-        if anything_ran && instruction.executed == 0 {
+        if anything_ran && instruction.counts.executed == 0 {
             continue;
         }
         files
@@ -249,9 +237,7 @@ fn render_file(
         let line = index as u32 + 1;
         let (cells, marker) = match (values.get(&line), counts.get(&line)) {
             (Some(row), Some(line_counts)) => {
-                let conflicted = line_counts
-                    .shared
-                    .is_some_and(|(_, _, conflicts)| conflicts > 0);
+                let conflicted = line_counts.memory.has_bank_conflicts();
                 (
                     columns(row.each_ref().map(String::as_str)),
                     if conflicted { '!' } else { ' ' },
@@ -270,25 +256,14 @@ fn render_file(
 /// The margin's cells of a counted line: empty where the line has no such
 /// access.
 fn margin_values(counts: &LineCounts) -> [String; 6] {
-    let (wavefronts, ideal, conflicts, ways) = match counts.shared {
-        Some((wavefronts, ideal, conflicts)) => (
-            wavefronts.to_string(),
-            ideal.to_string(),
-            conflicts.to_string(),
-            ways(wavefronts, ideal),
-        ),
-        None => Default::default(),
-    };
+    let [wavefronts, ideal, conflicts, ways, sectors] = counts.memory.cells("");
     [
         counts.executed.to_string(),
         wavefronts,
         ideal,
         conflicts,
         ways,
-        counts
-            .sectors
-            .map(|sectors| sectors.to_string())
-            .unwrap_or_default(),
+        sectors,
     ]
 }
 
@@ -334,22 +309,21 @@ mod tests {
             inlined_from: Vec::new(),
             space,
             op: space.map(|_| warpsim_ir::MemoryAccessKind::Load),
-            executed,
-            threads: executed * 32,
-            shared_requests: if space == Some(StateSpace::Shared) {
-                executed
-            } else {
-                0
+            counts: warpsim_machine::InstrStats {
+                executed,
+                threads: executed * 32,
+                shared_requests: if space == Some(StateSpace::Shared) {
+                    executed
+                } else {
+                    0
+                },
+                global_requests: if space == Some(StateSpace::Global) {
+                    executed
+                } else {
+                    0
+                },
+                ..Default::default()
             },
-            global_requests: if space == Some(StateSpace::Global) {
-                executed
-            } else {
-                0
-            },
-            wavefronts: 0,
-            ideal_wavefronts: 0,
-            bank_conflicts: 0,
-            sectors: 0,
         }
     }
 
@@ -378,11 +352,11 @@ mod tests {
     #[test]
     fn lines_carry_their_counts_and_conflicts_stand_out() {
         let mut conflicted = instruction(2, Some(StateSpace::Shared), 4);
-        conflicted.wavefronts = 128;
-        conflicted.ideal_wavefronts = 4;
-        conflicted.bank_conflicts = 124;
+        conflicted.counts.wavefronts = 128;
+        conflicted.counts.ideal_wavefronts = 4;
+        conflicted.counts.bank_conflicts = 124;
         let mut global = instruction(3, Some(StateSpace::Global), 4);
-        global.sectors = 16;
+        global.counts.sectors = 16;
         let report = report(vec![
             instruction(2, None, 4),
             conflicted,

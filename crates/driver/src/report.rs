@@ -31,16 +31,10 @@ pub struct InstructionReport {
     pub space: Option<StateSpace>,
     /// ld, st, atom, red; `null` for non-memory instructions.
     pub op: Option<MemoryAccessKind>,
-    pub executed: u64,
-    pub threads: u64,
-    /// Executions that reached shared memory / global memory (a generic
-    /// access counts where its addresses resolved).
-    pub shared_requests: u64,
-    pub global_requests: u64,
-    pub wavefronts: u64,
-    pub ideal_wavefronts: u64,
-    pub bank_conflicts: u64,
-    pub sectors: u64,
+    /// What the instruction did over the launch. A generic access counts
+    /// a shared or global request where its addresses resolved.
+    #[serde(flatten)]
+    pub counts: InstrStats,
 }
 
 /// The memory instructions of one source line that do one kind of access
@@ -54,17 +48,9 @@ pub struct LineReport {
     pub op: MemoryAccessKind,
     /// How many instructions of the kernel the row merges.
     pub instructions: u64,
-    /// Warp-level executions, as [`InstructionReport::executed`].
-    pub executed: u64,
-    pub threads: u64,
-    /// Executions that reached shared memory / global memory, as
-    /// [`InstructionReport::shared_requests`].
-    pub shared_requests: u64,
-    pub global_requests: u64,
-    pub wavefronts: u64,
-    pub ideal_wavefronts: u64,
-    pub bank_conflicts: u64,
-    pub sectors: u64,
+    /// The counts of the row's instructions, summed.
+    #[serde(flatten)]
+    pub counts: InstrStats,
     /// The places inside device functions or headers that the row's
     /// instructions came from: the innermost place of each instruction's
     /// inline chain, each place once, in instruction order (absent when none
@@ -200,14 +186,7 @@ impl Report {
                 inlined_from: place.inlined_from,
                 space: access.map(|(space, _)| space),
                 op: access.map(|(_, op)| op),
-                executed: stats.executed,
-                threads: stats.threads,
-                shared_requests: stats.shared_requests,
-                global_requests: stats.global_requests,
-                wavefronts: stats.wavefronts,
-                ideal_wavefronts: stats.ideal_wavefronts,
-                bank_conflicts: stats.bank_conflicts,
-                sectors: stats.sectors,
+                counts: *stats,
             });
         }
         totals.warp_instructions = input.stats.warp_instructions();
@@ -271,14 +250,7 @@ impl Report {
                     space,
                     op,
                     instructions: 0,
-                    executed: 0,
-                    threads: 0,
-                    shared_requests: 0,
-                    global_requests: 0,
-                    wavefronts: 0,
-                    ideal_wavefronts: 0,
-                    bank_conflicts: 0,
-                    sectors: 0,
+                    counts: InstrStats::default(),
                     inlined_from: Vec::new(),
                 });
                 first_seen.push(position);
@@ -286,14 +258,7 @@ impl Report {
             });
             let row = &mut rows[index];
             row.instructions += 1;
-            row.executed += instruction.executed;
-            row.threads += instruction.threads;
-            row.shared_requests += instruction.shared_requests;
-            row.global_requests += instruction.global_requests;
-            row.wavefronts += instruction.wavefronts;
-            row.ideal_wavefronts += instruction.ideal_wavefronts;
-            row.bank_conflicts += instruction.bank_conflicts;
-            row.sectors += instruction.sectors;
+            row.counts.add(&instruction.counts);
             if let Some(place) = instruction.inlined_from.first() {
                 if !row.inlined_from.contains(place) {
                     row.inlined_from.push(place.clone());
@@ -421,11 +386,11 @@ impl Report {
                 text.truncate(text_width - 1);
                 text.push('~');
             }
-            let counts = MemoryCounts::of_instruction(row);
+            let counts = MemoryCounts::new(row.space, &row.counts);
             let _ = writeln!(
                 out,
                 "{location:<location_width$}  {text:<text_width$}  {:>9}  {}{}",
-                row.executed,
+                row.counts.executed,
                 counts.columns(),
                 from(row)
             );
@@ -471,12 +436,12 @@ impl Report {
             } else {
                 String::new()
             };
-            let counts = MemoryCounts::of_line(row);
+            let counts = MemoryCounts::new(Some(row.space), &row.counts);
             let _ = writeln!(
                 out,
                 "{location:<location_width$}  {access:<access_width$}  {:>6}  {:>9}  {}{from}",
                 row.instructions,
-                row.executed,
+                row.counts.executed,
                 counts.columns(),
             );
         }
@@ -664,64 +629,69 @@ pub fn json_text<T: Serialize + ?Sized>(value: &T) -> String {
 /// The memory columns of a table row: wavefronts, ideal, conflicts and ways
 /// where the row reached shared memory, sectors where it reached global
 /// memory, `-` where it did not.
-struct MemoryCounts {
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct MemoryCounts {
     shared: Option<(u64, u64, u64)>,
     sectors: Option<u64>,
 }
 
 impl MemoryCounts {
-    fn of_instruction(row: &InstructionReport) -> MemoryCounts {
-        MemoryCounts::new(
-            row.space,
-            row.shared_requests,
-            row.global_requests,
-            (row.wavefronts, row.ideal_wavefronts, row.bank_conflicts),
-            row.sectors,
-        )
-    }
-
-    fn of_line(row: &LineReport) -> MemoryCounts {
-        MemoryCounts::new(
-            Some(row.space),
-            row.shared_requests,
-            row.global_requests,
-            (row.wavefronts, row.ideal_wavefronts, row.bank_conflicts),
-            row.sectors,
-        )
-    }
-
-    fn new(
-        space: Option<StateSpace>,
-        shared_requests: u64,
-        global_requests: u64,
-        shared: (u64, u64, u64),
-        sectors: u64,
-    ) -> MemoryCounts {
+    /// The columns of a row that accessed `space` (`None` for a
+    /// non-memory instruction).
+    pub(crate) fn new(space: Option<StateSpace>, counts: &InstrStats) -> MemoryCounts {
         // A generic access shows the columns of the spaces it reached.
-        let is_shared = space == Some(StateSpace::Shared) || shared_requests > 0;
-        let is_global = space == Some(StateSpace::Global) || global_requests > 0;
+        let is_shared = space == Some(StateSpace::Shared) || counts.shared_requests > 0;
+        let is_global = space == Some(StateSpace::Global) || counts.global_requests > 0;
         MemoryCounts {
-            shared: is_shared.then_some(shared),
-            sectors: is_global.then_some(sectors),
+            shared: is_shared.then_some((
+                counts.wavefronts,
+                counts.ideal_wavefronts,
+                counts.bank_conflicts,
+            )),
+            sectors: is_global.then_some(counts.sectors),
         }
     }
 
     /// `wavefronts  ideal  conflicts  ways  sectors`, aligned under the
     /// tables' headers.
     fn columns(&self) -> String {
-        let (wavefronts, ideal, conflicts, ways) = match self.shared {
-            Some((wavefronts, ideal, conflicts)) => (
+        let [wavefronts, ideal, conflicts, ways, sectors] = self.cells("-");
+        format!("{wavefronts:>10}  {ideal:>9}  {conflicts:>9}  {ways:>5}  {sectors:>8}")
+    }
+
+    /// Adds another row's counts: a column is present when either has it.
+    pub(crate) fn add(&mut self, other: MemoryCounts) {
+        if let Some((wavefronts, ideal, conflicts)) = other.shared {
+            let sum = self.shared.get_or_insert((0, 0, 0));
+            sum.0 += wavefronts;
+            sum.1 += ideal;
+            sum.2 += conflicts;
+        }
+        if let Some(sectors) = other.sectors {
+            *self.sectors.get_or_insert(0) += sectors;
+        }
+    }
+
+    pub(crate) fn has_bank_conflicts(&self) -> bool {
+        self.shared.is_some_and(|(_, _, conflicts)| conflicts > 0)
+    }
+
+    /// The cells wavefronts, ideal, conflicts, ways and sectors, `absent`
+    /// where the row had no such access.
+    pub(crate) fn cells(&self, absent: &str) -> [String; 5] {
+        let [wavefronts, ideal, conflicts, ways] = match self.shared {
+            Some((wavefronts, ideal, conflicts)) => [
                 wavefronts.to_string(),
                 ideal.to_string(),
                 conflicts.to_string(),
                 ways(wavefronts, ideal),
-            ),
-            None => ("-".into(), "-".into(), "-".into(), "-".into()),
+            ],
+            None => std::array::from_fn(|_| absent.to_string()),
         };
         let sectors = self
             .sectors
-            .map_or_else(|| "-".to_string(), |sectors| sectors.to_string());
-        format!("{wavefronts:>10}  {ideal:>9}  {conflicts:>9}  {ways:>5}  {sectors:>8}")
+            .map_or_else(|| absent.to_string(), |sectors| sectors.to_string());
+        [wavefronts, ideal, conflicts, ways, sectors]
     }
 }
 
