@@ -897,7 +897,16 @@ fn tables_list_kir_instructions_and_cuda_lines_unless_told() {
     let unmerged = (32 * 512).to_string();
     assert_eq!(
         row.split_whitespace().skip(1).collect::<Vec<_>>(),
-        ["ld.shared", "32", &unmerged, &unmerged, &unmerged, "0", "1.0", "-"]
+        [
+            "ld.shared",
+            "32",
+            &unmerged,
+            &unmerged,
+            &unmerged,
+            "0",
+            "1.0",
+            "-"
+        ]
     );
     let output = run(&["run", SET_ROW_READ_COL, "--by", "function"]);
     assert_eq!(output.status.code(), Some(2));

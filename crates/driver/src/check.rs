@@ -291,7 +291,7 @@ pub fn summary(kernel: &str, findings: &[FindingReport]) -> String {
     let plural =
         |count: usize, word: &str| format!("{count} {word}{}", if count == 1 { "" } else { "s" });
     if findings.is_empty() {
-        format!("check: kernel `{kernel}`: no barrier or warp-sync problems found\n")
+        format!("check: kernel `{kernel}`: no barrier, warp-sync or uninitialized-memory problems found\n")
     } else {
         format!(
             "check: kernel `{kernel}`: {}, {}\n",
@@ -312,13 +312,14 @@ pub struct CheckOutcome {
 }
 
 impl crate::PreparedLaunch {
-    /// Runs the launch with the barrier checker: the static findings, then
-    /// the dynamic ones; the run's report carries them all.
+    /// Runs the launch with the barrier and initialization checkers: the
+    /// static findings, then the dynamic ones; the run's report carries them
+    /// all.
     pub fn check(
         &self,
         host_threads: usize,
     ) -> Result<(crate::RunResult, CheckOutcome), crate::InputError> {
-        let mut result = self.execute(host_threads)?;
+        let mut result = self.execute_with(host_threads, true)?;
         let mut findings = self.static_findings();
         findings.extend(merge_by_line(result.findings.clone()));
         result.report.findings = Some(findings.clone());

@@ -144,7 +144,8 @@ pub struct RunResult {
     /// Whether the fault is a barrier problem (a deadlock, a livelock, an
     /// invalid barrier) that `findings` already describes.
     pub failure_is_finding: bool,
-    /// The dynamic barrier checker's findings.
+    /// The dynamic checker's findings: the barrier checker's, and the
+    /// initialization checker's when it ran.
     pub findings: Vec<check::FindingReport>,
     /// The launch's global memory as the kernel left it: the buffers, in
     /// launch-file order. It is the memory the kernel ran on, kept rather
@@ -705,18 +706,28 @@ impl PreparedLaunch {
 
     /// Runs the kernel on `host_threads` threads (0: all cores).
     pub fn execute(&self, host_threads: usize) -> Result<RunResult, InputError> {
+        self.execute_with(host_threads, false)
+    }
+
+    /// Runs the kernel on `host_threads` threads (0: all cores), with the
+    /// initialization checker when `check_initialization` (its findings join
+    /// the barrier checker's in [`RunResult::findings`]).
+    pub fn execute_with(
+        &self,
+        host_threads: usize,
+        check_initialization: bool,
+    ) -> Result<RunResult, InputError> {
         let memory = self.memory()?;
-        let outcome = warpsim_machine::run(
-            &self.program,
-            &self.launch,
-            &memory,
-            &self.config,
+        let options = warpsim_machine::RunOptions {
             host_threads,
-        )
-        .map_err(|error| InputError::Launch {
-            path: self.launch_path.clone(),
-            message: error.message,
-        })?;
+            check_initialization,
+        };
+        let outcome =
+            warpsim_machine::run_with(&self.program, &self.launch, &memory, &self.config, options)
+                .map_err(|error| InputError::Launch {
+                    path: self.launch_path.clone(),
+                    message: error.message,
+                })?;
         let kernel = &self.module.kernels[self.kernel.index()];
         let file_of = |pc: u32| self.place_of(pc);
         let (summary, failure) = match &outcome.error {

@@ -24,6 +24,7 @@ mod checker;
 pub mod config;
 pub mod error;
 pub mod findings;
+mod initcheck;
 pub mod memory;
 pub mod printf;
 pub mod program;
@@ -75,8 +76,9 @@ pub struct RunOutcome {
     pub error: Option<ExecError>,
     /// How many blocks faulted.
     pub failed_blocks: u64,
-    /// The barrier checker's findings, by first block; a finding seen in
-    /// several blocks is listed once.
+    /// The checker's findings (barriers always, uninitialized reads when
+    /// [`RunOptions::check_initialization`]), by first block; a finding seen
+    /// in several blocks is listed once.
     pub findings: Vec<Finding>,
     /// What the kernel's `printf` calls printed: block by block in block
     /// order, and in each block in the order its threads printed.
@@ -211,7 +213,20 @@ fn lowest_fault(
     }
 }
 
-/// Runs every block of the launch on `host_threads` host threads (0: all cores).
+/// How a launch runs, beyond what the program, the launch and the machine say.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RunOptions {
+    /// Host threads to run blocks on (0: every core).
+    pub host_threads: usize,
+    /// Report reads of shared and local memory that nothing wrote
+    /// (`uninitialized-read` findings). It keeps a bit per byte of each
+    /// block's shared and local memory and looks at every access, so plain
+    /// runs leave it off; the barrier checker runs either way.
+    pub check_initialization: bool,
+}
+
+/// Runs every block of the launch on `host_threads` host threads (0: all
+/// cores), without the initialization checker.
 pub fn run(
     program: &Program,
     launch: &Launch,
@@ -219,6 +234,22 @@ pub fn run(
     config: &MachineConfig,
     host_threads: usize,
 ) -> Result<RunOutcome, LaunchError> {
+    let options = RunOptions {
+        host_threads,
+        check_initialization: false,
+    };
+    run_with(program, launch, global, config, options)
+}
+
+/// Runs every block of the launch as `options` say.
+pub fn run_with(
+    program: &Program,
+    launch: &Launch,
+    global: &GlobalMemory,
+    config: &MachineConfig,
+    options: RunOptions,
+) -> Result<RunOutcome, LaunchError> {
+    let host_threads = options.host_threads;
     validate_launch(program, launch, config)?;
     let env = block::LaunchEnv {
         program,
@@ -229,6 +260,7 @@ pub fn run(
         block_dim: launch.block,
         dynamic_shared_bytes: launch.dynamic_shared_bytes,
         global_variable_addresses: &launch.global_variable_addresses,
+        check_initialization: options.check_initialization,
     };
     let [gx, gy, gz] = launch.grid;
     let block_count = u64::from(gx) * u64::from(gy) * u64::from(gz);

@@ -7,7 +7,7 @@ use warpsim_machine::error::{BarrierPosition, PathPosition, Waiting, WarpPositio
 use warpsim_machine::memory::buffer_base;
 use warpsim_machine::{
     ExecError, FaultKind, GlobalMemory, InstrStats, Launch, LaunchError, MachineConfig, Program,
-    RunOutcome,
+    RunOptions, RunOutcome,
 };
 
 /// One kernel argument, in the order of the kernel's parameters.
@@ -60,6 +60,7 @@ pub struct Launcher {
     config: MachineConfig,
     host_threads: usize,
     params_override: Option<Vec<u8>>,
+    check_initialization: bool,
 }
 
 /// Starts a launch of the only kernel of `source`.
@@ -73,6 +74,7 @@ pub fn kernel(source: &str) -> Launcher {
         config: MachineConfig::hopper(),
         host_threads: 1,
         params_override: None,
+        check_initialization: false,
     }
 }
 
@@ -128,6 +130,12 @@ impl Launcher {
 
     pub fn host_threads(mut self, host_threads: usize) -> Self {
         self.host_threads = host_threads;
+        self
+    }
+
+    /// Runs the initialization checker too (as `warpsim check` does).
+    pub fn check_initialization(mut self) -> Self {
+        self.check_initialization = true;
         self
     }
 
@@ -201,8 +209,11 @@ impl Launcher {
             params: self.params_override.unwrap_or(params),
             global_variable_addresses,
         };
-        let outcome =
-            warpsim_machine::run(&program, &launch, &memory, &self.config, self.host_threads)?;
+        let options = RunOptions {
+            host_threads: self.host_threads,
+            check_initialization: self.check_initialization,
+        };
+        let outcome = warpsim_machine::run_with(&program, &launch, &memory, &self.config, options)?;
         Ok(Outcome {
             source: self.source,
             program,
