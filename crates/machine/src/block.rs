@@ -1818,7 +1818,12 @@ fn memory_access(
 ) -> Result<(), Fault> {
     let size = u32::from(value.size);
     let total = size * u32::from(count);
-    if state.written.is_some() {
+    // Global, `.param` and `.const` memory always have contents.
+    let may_reach_tracked = matches!(
+        space,
+        StateSpace::Shared | StateSpace::Local | StateSpace::Generic
+    );
+    if may_reach_tracked && state.written.is_some() {
         // Before the lanes run: a load may overwrite its address register.
         let access = InitAccess {
             reads: !store,
@@ -1948,7 +1953,14 @@ fn observe_initialization(
     };
     let local_bytes = env.program.local_bytes;
     let len = total as usize;
-    let active_lanes = || (0..WARP_SIZE).filter(move |lane| active >> lane & 1 != 0);
+    let active_lanes = || {
+        let mut pending = active;
+        std::iter::from_fn(move || {
+            let lane = pending.trailing_zeros() as usize;
+            pending &= pending.wrapping_sub(1);
+            (lane < WARP_SIZE).then_some(lane)
+        })
+    };
     if access.reads {
         // Per memory: the lanes, and the bytes they read (first, end).
         let mut shared = (0u32, u64::MAX, 0u64);
@@ -2256,7 +2268,7 @@ fn atomic(
 ) -> Result<(), Fault> {
     let size = u32::from(size);
     let mask = size_mask(size);
-    if state.written.is_some() {
+    if space != StateSpace::Global && state.written.is_some() {
         // An exchange whose old value goes nowhere reads nothing.
         let access = InitAccess {
             reads: op != AtomOp::Exch || dst.is_some(),
