@@ -15,6 +15,7 @@ pub mod error;
 pub mod launch_file;
 pub mod launch_template;
 pub mod locations;
+pub mod long_lines;
 pub mod npy;
 pub mod nvrtc;
 pub mod report;
