@@ -1928,8 +1928,10 @@ struct InitAccess {
 /// The initialization checker's part of a memory instruction of `total`
 /// bytes per lane, run before its lanes are: reads of shared or local bytes
 /// not yet written are reported (shared and local lanes apart, as a generic
-/// load may reach both), then the bytes it writes are marked. Lanes whose
-/// access will fault are passed over here: their fault ends the block.
+/// load may reach both), then the bytes it writes are marked. Bytes outside
+/// the memory count as written (that access faults when the lanes run), and
+/// a misaligned access is looked at like any other: its fault ends the
+/// block right after.
 #[inline(never)]
 #[allow(clippy::too_many_arguments)]
 fn observe_initialization(
