@@ -308,6 +308,109 @@ fn launch_errors_from_the_machine_also_show_the_declaration() {
     assert!(text.contains("`big` takes 65536 bytes"), "{text}");
 }
 
+/// What a message about a line of megabytes must look like: no longer than
+/// a screen, every source line cut to [`MAX_SOURCE_COLUMNS`] characters
+/// (plus the gutter), the location giving `file:line:column` of the real
+/// line, and the first caret under `marked`, the text at fault.
+fn assert_cut_around(text: &str, location: &str, marked: &str) {
+    use warpsim_driver::long_lines::{MAX_MESSAGE_CHARS, MAX_SOURCE_COLUMNS};
+    assert!(text.len() < 4 * MAX_MESSAGE_CHARS, "{} bytes", text.len());
+    for line in text.lines() {
+        assert!(line.chars().count() <= MAX_MESSAGE_CHARS + 40, "{line}");
+    }
+    assert!(text.contains(location), "{text}");
+    let lines: Vec<&str> = text.lines().collect();
+    let source = lines
+        .iter()
+        .position(|line| line.contains(" │ ") && line.contains(marked))
+        .unwrap_or_else(|| panic!("no source line shows `{marked}`:\n{text}"));
+    let shown = lines[source];
+    let gutter = shown.find('│').unwrap() + '│'.len_utf8();
+    assert!(
+        shown[gutter..].chars().count() <= MAX_SOURCE_COLUMNS + 1,
+        "{shown}"
+    );
+    assert!(shown.contains('…'), "{shown}");
+    let carets = lines[source + 1];
+    let caret_column = carets.chars().position(|c| c == '^').expect("carets");
+    let marked_column = shown[..shown.find(marked).unwrap()].chars().count();
+    assert_eq!(caret_column, marked_column, "\n{shown}\n{carets}");
+}
+
+/// An error at the end of a line of 3 MB (generated code on one line) shows
+/// the end of that line, not the whole of it: in `.kir` and in PTX.
+#[test]
+fn an_error_in_a_3_mb_line_shows_a_screen_of_it() {
+    let dir = scratch("three_mb_line");
+    let statements = "mov.u32 %r1, 1; ".repeat(200_000);
+    let long_line = format!("    {statements}frobnicate.u32 %r1;");
+    let column = long_line.find("frobnicate").unwrap() + 1;
+    std::fs::write(
+        dir.join("long.kir"),
+        format!(".kernel k()\n{{\n    .reg .u32 %r1;\n{long_line}\n    exit;\n}}\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("long.ptx"),
+        format!(
+            ".version 8.0\n.target sm_90\n.address_size 64\n\n.visible .entry k()\n{{\n    .reg .b32 %r<2>;\n{long_line}\n    ret;\n}}\n"
+        ),
+    )
+    .unwrap();
+    for (file, line) in [("long.kir", 4), ("long.ptx", 8)] {
+        for command in ["print", "check"] {
+            let output = run_in(&dir, &[command, file]);
+            assert_eq!(output.status.code(), Some(2), "{command} {file}");
+            assert_no_panic(&output, file);
+            let text = stderr(&output);
+            assert!(text.contains("unknown instruction `frobnicate`"), "{text}");
+            assert_cut_around(&text, &format!("{file}:{line}:{column}"), "frobnicate.u32");
+        }
+    }
+}
+
+/// A value at fault in the middle of a long TOML line: both ends of the
+/// line are cut, the caret stays under the value.
+#[test]
+fn an_error_in_a_long_toml_line_shows_a_screen_of_it() {
+    let dir = scratch("long_toml_line");
+    std::fs::copy(fail_dir().join("data/good.kir"), dir.join("good.kir")).unwrap();
+    let ones = vec!["1"; 400_000].join(", ");
+    let init_line = format!("init = [{ones}, \"x\", {ones}]");
+    let column = init_line.find("\"x\"").unwrap() + 1;
+    std::fs::write(
+        dir.join("long.toml"),
+        format!(
+            "source = \"good.kir\"\nkernel = \"scale\"\ngrid = [1]\nblock = [32]\nargs = [\"data\", 32, 2.0]\n\n[buffers.data]\ntype = \"i32\"\n{init_line}\n"
+        ),
+    )
+    .unwrap();
+    let output = run_in(&dir, &["run", "long.toml"]);
+    assert_eq!(output.status.code(), Some(2));
+    let text = stderr(&output);
+    assert!(text.contains("holds numbers, not \"x\""), "{text}");
+    assert_cut_around(&text, &format!("long.toml:9:{column}"), "\"x\"");
+    let shown = text
+        .lines()
+        .find(|line| line.contains("\"x\"") && line.contains(" │ "));
+    assert!(shown.unwrap().contains("│ …1, 1"), "{text}");
+
+    // A name of 3 MB quoted by a message is cut in the message too.
+    let name = "k".repeat(3_000_000);
+    std::fs::write(
+        dir.join("name.toml"),
+        format!(
+            "source = \"good.kir\"\nkernel = \"{name}\"\ngrid = [1]\nblock = [32]\nargs = []\n"
+        ),
+    )
+    .unwrap();
+    let output = run_in(&dir, &["run", "name.toml"]);
+    assert_eq!(output.status.code(), Some(2));
+    let text = stderr(&output);
+    assert!(text.contains("characters left out"), "{text}");
+    assert_cut_around(&text, "name.toml:2:", "kernel = \"kkk");
+}
+
 #[test]
 fn a_missing_semicolon_is_reported_where_it_is_missing() {
     let problems = marker_problems(&case("parse_missing_semicolon"));

@@ -146,7 +146,20 @@ fn exercise(text: &str) -> Result<Reached, TestCaseError> {
             params: vec![0; program.param_bytes as usize],
             global_variable_addresses,
         };
-        if let Ok(outcome) = warpsim_machine::run(&program, &launch, &memory, machine(), 1) {
+        // With every checker on: it only observes, so the run is the same,
+        // and its bookkeeping must not panic on any input either.
+        let options = warpsim_machine::RunOptions {
+            host_threads: 1,
+            check_initialization: true,
+        };
+        if let Ok(outcome) = warpsim_machine::run_with(
+            &program,
+            &launch,
+            &memory,
+            machine(),
+            options,
+            &Default::default(),
+        ) {
             reached.ran = 1;
             // A fault is rendered as `warpsim run` renders it.
             if let Some(error) = &outcome.error {

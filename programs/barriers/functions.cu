@@ -24,9 +24,9 @@ extern "C" __global__ void funcBarrierUniform(int* out) {
 
 // funcBarrierDivergent (128 threads): only even threads call blockReverse
 // (line 33); odd threads store -1 and exit. The barrier is reached at line
-// 13 by half of every warp.
-// Expect: divergent-barrier-in-warp, warning, line 13 (called from line
-// 33); barrier-completed-by-exit, warning, line 13.
+// 13 by half of every warp; line 14 reads the odd threads' unwritten slots.
+// Expect: divergent-barrier-in-warp W, line 13 (called from line 33);
+// barrier-completed-by-exit W, line 13; uninitialized-read E, line 14.
 extern "C" __global__ void funcBarrierDivergent(int* out) {
   unsigned tid = threadIdx.x;
   int v = -1;

@@ -8,8 +8,8 @@ __device__ __forceinline__ void stage(int* s, int t) {
 }
 
 // inlineBarrierDivergent (128 threads): the odd threads call stage().
-// Expect: non-uniform-barrier W, divergent-barrier-in-warp W and
-// barrier-completed-by-exit W, all at line 16, inlined from line 7.
+// Expect: non-uniform-barrier W, divergent-barrier-in-warp W, barrier-completed-by-exit
+// W, all at line 16, inlined from line 7; uninitialized-read E, line 17 (even t).
 extern "C" __global__ void inlineBarrierDivergent(int* out) {
   __shared__ int s[128];
   int t = threadIdx.x;

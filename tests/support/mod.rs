@@ -82,6 +82,9 @@ pub fn run_program_on(
 pub fn relative_to_root(mut report: Report) -> Report {
     let root = format!("{}/", repo_root().display());
     report.source = report.source.replace(&root, "");
+    // The status line names the fault's file, which for PTX from NVRTC is
+    // the absolute path of the CUDA source.
+    report.error = report.error.map(|error| error.replace(&root, ""));
     for instruction in &mut report.instructions {
         instruction.file = instruction.file.replace(&root, "");
         for place in &mut instruction.inlined_from {

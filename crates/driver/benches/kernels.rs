@@ -103,8 +103,9 @@ fn execute(c: &mut Criterion) {
 }
 
 /// `run` against `check` (the static analysis, the run with the barrier
-/// checker's findings gathered, and their rendering), side by side on one
-/// host thread: issue 4 asks that checking cost at most twice running.
+/// and initialization checkers' findings gathered, and their rendering),
+/// side by side on one host thread: issue 4 asks that checking cost at most
+/// twice running.
 fn check(c: &mut Criterion) {
     let mut group = c.benchmark_group("check");
     group.sample_size(20);

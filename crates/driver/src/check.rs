@@ -291,7 +291,7 @@ pub fn summary(kernel: &str, findings: &[FindingReport]) -> String {
     let plural =
         |count: usize, word: &str| format!("{count} {word}{}", if count == 1 { "" } else { "s" });
     if findings.is_empty() {
-        format!("check: kernel `{kernel}`: no barrier or warp-sync problems found\n")
+        format!("check: kernel `{kernel}`: no barrier, warp-sync or uninitialized-memory problems found\n")
     } else {
         format!(
             "check: kernel `{kernel}`: {}, {}\n",
@@ -312,8 +312,9 @@ pub struct CheckOutcome {
 }
 
 impl crate::PreparedLaunch {
-    /// Runs the launch with the barrier checker: the static findings, then
-    /// the dynamic ones; the run's report carries them all.
+    /// Runs the launch with the barrier and initialization checkers: the
+    /// static findings, then the dynamic ones; the run's report carries them
+    /// all.
     pub fn check(
         &self,
         host_threads: usize,
@@ -333,7 +334,11 @@ impl crate::PreparedLaunch {
         host_threads: usize,
         control: &crate::RunControl,
     ) -> Result<(crate::RunResult, CheckOutcome), crate::InputError> {
-        let mut result = self.execute_with(host_threads, control)?;
+        let options = crate::RunOptions {
+            host_threads,
+            check_initialization: true,
+        };
+        let mut result = self.run_machine(options, control)?;
         let mut findings = self.static_findings();
         findings.extend(merge_by_line(result.findings.clone()));
         result.report.findings = Some(findings.clone());

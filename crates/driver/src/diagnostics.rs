@@ -2,7 +2,8 @@
 //! spot marked, and notes. Parse and verify errors point into the `.kir`
 //! text; kernel faults point at the instruction's source line (the CUDA line
 //! when the IR came from PTX with `.loc`), and a deadlock lists every stuck
-//! warp with "stuck here" at its line.
+//! warp with "stuck here" at its line. Every rendering goes through
+//! [`Sources::render`], which cuts lines longer than a screen.
 
 use std::collections::HashMap;
 use std::ops::Range;
@@ -15,6 +16,7 @@ use warpsim_ir::{ParseError, VerifyError};
 use warpsim_machine::error::{ExecError, FaultKind, GlobalPlace, PathPosition, Waiting};
 
 use crate::locations::Place;
+use crate::long_lines::ClippedFiles;
 
 /// Source texts by the names locations use, read lazily.
 pub struct Sources {
@@ -75,10 +77,13 @@ impl Sources {
         Some((id, line_span(text, line)?))
     }
 
+    /// The diagnostic as text, with lines longer than a screen cut
+    /// ([`crate::long_lines`]).
     fn render(&self, diagnostic: &Diagnostic<usize>) -> String {
+        let (files, diagnostic) = ClippedFiles::new(&self.files, diagnostic);
         let mut writer = NoColor::new(Vec::new());
         let config = term::Config::default();
-        if term::emit(&mut writer, &config, &self.files, diagnostic).is_err() {
+        if term::emit(&mut writer, &config, &files, &diagnostic).is_err() {
             return diagnostic.message.clone();
         }
         String::from_utf8_lossy(&writer.into_inner()).into_owned()

@@ -5,18 +5,22 @@
 
 use std::path::PathBuf;
 
+use crate::long_lines::clip_message;
+
+/// Messages may quote input of any length (a name, a value, a token): every
+/// form is cut to [`crate::long_lines::MAX_MESSAGE_CHARS`] a line.
 #[derive(Debug, thiserror::Error)]
 pub enum InputError {
-    #[error("{}: cannot read: {message}", path.display())]
+    #[error("{}", clip_message(&format!("{}: cannot read: {message}", path.display())))]
     Io { path: PathBuf, message: String },
     /// A problem at a place in a file: a key or value of a TOML file (a
     /// launch file or a machine configuration), or a line of the kernel
     /// source. `summary` is one line, `FILE:LINE:COLUMN: MESSAGE`; `rendered`
     /// is the whole message with the line shown and the spot marked.
-    #[error("{summary}")]
+    #[error("{}", clip_message(summary))]
     Located { summary: String, rendered: String },
     /// The launch asks for something impossible, with no line to point at.
-    #[error("{}: {message}", path.display())]
+    #[error("{}", clip_message(&format!("{}: {message}", path.display())))]
     Launch { path: PathBuf, message: String },
 }
 
@@ -25,7 +29,7 @@ impl InputError {
     /// fault shown where there is one, ending with a newline.
     pub fn render(&self) -> String {
         match self {
-            InputError::Located { rendered, .. } => rendered.clone(),
+            InputError::Located { rendered, .. } => clip_message(rendered),
             other => format!("error: {other}\n"),
         }
     }

@@ -15,6 +15,7 @@ pub mod error;
 pub mod launch_file;
 pub mod launch_template;
 pub mod locations;
+pub mod long_lines;
 pub mod npy;
 pub mod nvrtc;
 pub mod report;
@@ -31,7 +32,7 @@ pub use locations::{Locations, Place};
 pub use report::Report;
 use toml_file::FileError;
 pub use toml_file::TomlFile;
-pub use warpsim_machine::{MachineConfig, RunControl};
+pub use warpsim_machine::{MachineConfig, RunControl, RunOptions};
 
 /// Reads a machine configuration, or the built-in Hopper preset (the same
 /// machine as the repository's `sim.toml`) when no path is given.
@@ -144,7 +145,8 @@ pub struct RunResult {
     /// Whether the fault is a barrier problem (a deadlock, a livelock, an
     /// invalid barrier) that `findings` already describes.
     pub failure_is_finding: bool,
-    /// The dynamic barrier checker's findings.
+    /// The dynamic checker's findings: the barrier checker's, and the
+    /// initialization checker's when it ran.
     pub findings: Vec<check::FindingReport>,
     /// The launch's global memory as the kernel left it: the buffers, in
     /// launch-file order. It is the memory the kernel ran on, kept rather
@@ -733,7 +735,7 @@ impl PreparedLaunch {
 
     /// Runs the kernel on `host_threads` threads (0: all cores).
     pub fn execute(&self, host_threads: usize) -> Result<RunResult, InputError> {
-        self.execute_with(host_threads, &warpsim_machine::RunControl::default())
+        self.execute_with(host_threads, &RunControl::default())
     }
 
     /// [`PreparedLaunch::execute`], watched and stopped through `control`
@@ -741,7 +743,22 @@ impl PreparedLaunch {
     pub fn execute_with(
         &self,
         host_threads: usize,
-        control: &warpsim_machine::RunControl,
+        control: &RunControl,
+    ) -> Result<RunResult, InputError> {
+        let options = RunOptions {
+            host_threads,
+            check_initialization: false,
+        };
+        self.run_machine(options, control)
+    }
+
+    /// Runs the kernel as `options` say (the initialization checker's
+    /// findings join the barrier checker's in [`RunResult::findings`]),
+    /// watched and stopped through `control`.
+    fn run_machine(
+        &self,
+        options: RunOptions,
+        control: &RunControl,
     ) -> Result<RunResult, InputError> {
         let memory = self.memory()?;
         let outcome = warpsim_machine::run_with(
@@ -749,7 +766,7 @@ impl PreparedLaunch {
             &self.launch,
             &memory,
             &self.config,
-            host_threads,
+            options,
             control,
         )
         .map_err(|error| InputError::Launch {

@@ -35,11 +35,12 @@ pub struct Token {
 }
 
 impl TokenKind {
+    /// The token as a message quotes it; a long name or string is cut.
     pub fn describe(&self) -> String {
         match self {
-            TokenKind::Word(word) => format!("`{word}`"),
-            TokenKind::Directive(word) => format!("`.{word}`"),
-            TokenKind::Register(name) => format!("`{name}`"),
+            TokenKind::Word(word) => format!("`{}`", quoted(word)),
+            TokenKind::Directive(word) => format!("`.{}`", quoted(word)),
+            TokenKind::Register(name) => format!("`{}`", quoted(name)),
             TokenKind::Integer(value) => format!("`{value}`"),
             TokenKind::Float(value) => format!("`{value}`"),
             TokenKind::FloatBits { bits, double } => {
@@ -49,10 +50,22 @@ impl TokenKind {
                     format!("`0f{bits:08X}`")
                 }
             }
-            TokenKind::String(text) => format!("\"{text}\""),
+            TokenKind::String(text) => format!("\"{}\"", quoted(text)),
             TokenKind::Punct(c) => format!("`{c}`"),
             TokenKind::End => "the end of the file".to_string(),
         }
+    }
+}
+
+/// Characters of a token a message quotes; the rest is left out with `…`.
+const MAX_QUOTED_CHARS: usize = 60;
+
+/// `text`, or its first [`MAX_QUOTED_CHARS`] characters and `…`: a generated
+/// source may hold a name of megabytes.
+fn quoted(text: &str) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(MAX_QUOTED_CHARS) {
+        Some((cut, _)) => format!("{}…", &text[..cut]).into(),
+        None => text.into(),
     }
 }
 
@@ -273,5 +286,19 @@ fn lex_number(chars: &[char], index: &mut usize) -> Result<TokenKind, String> {
         text.parse::<u64>()
             .map(TokenKind::Integer)
             .map_err(|_| format!("integer `{text}` does not fit in 64 bits"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_quote_long_tokens_cut() {
+        assert_eq!(TokenKind::Word("add".to_string()).describe(), "`add`");
+        let long = TokenKind::Word("w".repeat(3_000_000)).describe();
+        assert_eq!(long, format!("`{}…`", "w".repeat(MAX_QUOTED_CHARS)));
+        let string = TokenKind::String("é".repeat(100)).describe();
+        assert_eq!(string.chars().count(), MAX_QUOTED_CHARS + 3);
     }
 }

@@ -15,6 +15,7 @@ use crate::checker::BlockChecker;
 use crate::config::{BarrierSemantics, MachineConfig};
 use crate::error::*;
 use crate::findings::Finding;
+use crate::initcheck::{ReadSpace, WrittenBytes};
 use crate::memory::{
     read_bytes, size_mask, write_bytes, GlobalMemory, CONST_WINDOW, LOCAL_WINDOW, PARAM_WINDOW,
     SHARED_WINDOW, WINDOW_SIZE,
@@ -44,6 +45,9 @@ pub struct LaunchEnv<'a> {
     pub dynamic_shared_bytes: u32,
     /// The address of each of the program's `.global` variables.
     pub global_variable_addresses: &'a [u64],
+    /// Track which bytes of shared and local memory have been written and
+    /// report reads of the others (`initcheck.rs`); off for a plain run.
+    pub check_initialization: bool,
 }
 
 /// Runs blocks one after another, reusing its allocations; one per host thread.
@@ -88,6 +92,9 @@ struct BlockState {
     /// Scratch sector numbers for coalescing.
     sectors: Vec<u64>,
     checker: BlockChecker,
+    /// The bytes of shared and local memory written so far, when checking
+    /// for uninitialized reads.
+    written: Option<WrittenBytes>,
     /// The block's `printf` output, in the order its threads printed it.
     printed: Vec<u8>,
     /// Bytes of `printf` output dropped because the buffer was full.
@@ -135,6 +142,7 @@ impl<'a> BlockRunner<'a> {
         } else {
             env.program.dynamic_shared_offset as usize + env.dynamic_shared_bytes as usize
         };
+        let local_bytes = threads * env.program.local_bytes as usize;
         BlockRunner {
             env,
             #[cfg(target_arch = "x86_64")]
@@ -147,7 +155,7 @@ impl<'a> BlockRunner<'a> {
             state: BlockState {
                 block_index: [0; 3],
                 shared: vec![0; shared_bytes],
-                local: vec![0; threads * env.program.local_bytes as usize],
+                local: vec![0; local_bytes],
                 barriers: [Barrier::default(); 16],
                 live_threads: 0,
                 instructions: 0,
@@ -156,6 +164,9 @@ impl<'a> BlockRunner<'a> {
                 shared_addresses: [0; WARP_SIZE],
                 sectors: Vec::with_capacity(2 * WARP_SIZE),
                 checker: BlockChecker::default(),
+                written: env
+                    .check_initialization
+                    .then(|| WrittenBytes::new(shared_bytes, local_bytes)),
                 printed: Vec::new(),
                 printed_dropped: 0,
             },
@@ -174,10 +185,11 @@ impl<'a> BlockRunner<'a> {
         self.state.stats
     }
 
-    /// The barrier checker's findings for the last block run (a hang or an
-    /// invalid barrier that ended it included).
+    /// The checker's findings for the last block run (a hang or an invalid
+    /// barrier that ended it included).
     pub fn take_findings(&mut self) -> Vec<Finding> {
-        self.state.checker.take_findings()
+        let fill = self.env.config.memory.fresh_fill;
+        self.state.checker.take_findings(self.env.program, fill)
     }
 
     /// Runs one block to the end, or to its first fault.
@@ -364,10 +376,16 @@ impl<'a> BlockRunner<'a> {
         let threads = bx * by * bz;
         let warp_count = threads.div_ceil(WARP_SIZE as u32) as usize;
         self.state.block_index = block_index;
-        // Real shared and local memory start with stale contents; zero keeps
-        // runs reproducible.
-        self.state.shared.fill(0);
-        self.state.local.fill(0);
+        // Real shared and local memory start with stale contents. A fixed
+        // pattern keeps runs reproducible, and one that is not zero
+        // (`memory.fresh_fill`, 0xff unless configured) makes a read of
+        // memory that was never written show in the kernel's output.
+        let fill = env.config.memory.fresh_fill;
+        self.state.shared.fill(fill);
+        self.state.local.fill(fill);
+        if let Some(written) = &mut self.state.written {
+            written.reset();
+        }
         self.state.barriers = [Barrier::default(); 16];
         self.state.live_threads = threads;
         self.state.instructions = 0;
@@ -1805,6 +1823,20 @@ fn memory_access(
 ) -> Result<(), Fault> {
     let size = u32::from(value.size);
     let total = size * u32::from(count);
+    // Global, `.param` and `.const` memory always have contents.
+    let may_reach_tracked = matches!(
+        space,
+        StateSpace::Shared | StateSpace::Local | StateSpace::Generic
+    );
+    if may_reach_tracked && state.written.is_some() {
+        // Before the lanes run: a load may overwrite its address register.
+        let access = InitAccess {
+            reads: !store,
+            writes: store,
+            atomic: false,
+        };
+        observe_initialization(env, warp, state, pc, active, space, addr, total, access);
+    }
     let mut shared_lanes = 0u32;
     let mut global_lanes = 0u32;
     state.sectors.clear();
@@ -1887,6 +1919,98 @@ fn memory_access(
         record_sectors(counters, &mut state.sectors);
     }
     Ok(())
+}
+
+/// What a memory instruction does to the bytes it touches, for the
+/// initialization checker.
+#[derive(Clone, Copy)]
+struct InitAccess {
+    reads: bool,
+    writes: bool,
+    atomic: bool,
+}
+
+/// The initialization checker's part of a memory instruction of `total`
+/// bytes per lane, run before its lanes are: reads of shared or local bytes
+/// not yet written are reported (shared and local lanes apart, as a generic
+/// load may reach both), then the bytes it writes are marked. Bytes outside
+/// the memory count as written (that access faults when the lanes run), and
+/// a misaligned access is looked at like any other: its fault ends the
+/// block right after.
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+fn observe_initialization(
+    env: &LaunchEnv,
+    warp: &Warp,
+    state: &mut BlockState,
+    pc: u32,
+    active: u32,
+    space: StateSpace,
+    addr: LoweredAddress,
+    total: u32,
+    access: InitAccess,
+) {
+    let BlockState {
+        written: Some(written),
+        checker,
+        ..
+    } = state
+    else {
+        return;
+    };
+    let local_bytes = env.program.local_bytes;
+    let len = total as usize;
+    let active_lanes = || {
+        let mut pending = active;
+        std::iter::from_fn(move || {
+            let lane = pending.trailing_zeros() as usize;
+            pending &= pending.wrapping_sub(1);
+            (lane < WARP_SIZE).then_some(lane)
+        })
+    };
+    if access.reads {
+        // Per memory: the lanes, and the bytes they read (first, end).
+        let mut shared = (0u32, u64::MAX, 0u64);
+        let mut local = (0u32, u64::MAX, 0u64);
+        for lane in active_lanes() {
+            let address = lane_address(&warp.values, addr, lane);
+            let thread = warp.index as usize * WARP_SIZE + lane;
+            let (reads, offset) = match resolve(space, address) {
+                Target::Shared(offset) if !written.shared_written(offset as usize, len) => {
+                    (&mut shared, offset)
+                }
+                Target::Local(offset) => match local_index(local_bytes, thread, offset, 0, total) {
+                    Some(index) if !written.local_written(index, len) => (&mut local, offset),
+                    _ => continue,
+                },
+                _ => continue,
+            };
+            reads.0 |= 1 << lane;
+            reads.1 = reads.1.min(offset);
+            reads.2 = reads.2.max(offset + u64::from(total));
+        }
+        for (space, (lanes, first, end)) in [(ReadSpace::Shared, shared), (ReadSpace::Local, local)]
+        {
+            if lanes != 0 {
+                checker.uninitialized_read(pc, space, access.atomic, warp.index, lanes, first, end);
+            }
+        }
+    }
+    if access.writes {
+        for lane in active_lanes() {
+            let address = lane_address(&warp.values, addr, lane);
+            let thread = warp.index as usize * WARP_SIZE + lane;
+            match resolve(space, address) {
+                Target::Shared(offset) => written.write_shared(offset as usize, len),
+                Target::Local(offset) => {
+                    if let Some(index) = local_index(local_bytes, thread, offset, 0, total) {
+                        written.write_local(index, len);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
 }
 
 /// Element `element_offset` (of `size` bytes) of a `total`-byte load by
@@ -2151,6 +2275,15 @@ fn atomic(
 ) -> Result<(), Fault> {
     let size = u32::from(size);
     let mask = size_mask(size);
+    if space != StateSpace::Global && state.written.is_some() {
+        // An exchange whose old value goes nowhere reads nothing.
+        let access = InitAccess {
+            reads: op != AtomOp::Exch || dst.is_some(),
+            writes: true,
+            atomic: true,
+        };
+        observe_initialization(env, warp, state, pc, active, space, addr, size, access);
+    }
     let mut shared_lanes = 0u32;
     state.sectors.clear();
     for lane in 0..WARP_SIZE {

@@ -46,6 +46,8 @@ use crate::error::{ExecError, FaultKind, Waiting};
 use crate::findings::{
     add_lanes, thread_count, thread_ranges, Finding, FindingKind, Severity, Site, WarpLanes,
 };
+use crate::initcheck::{ReadSpace, UninitializedReads};
+use crate::program::Program;
 
 /// One path's arrival at a barrier.
 #[derive(Clone, Copy, Debug)]
@@ -146,6 +148,12 @@ pub(crate) struct BlockChecker {
     live: Vec<u32>,
     findings: Vec<Finding>,
     counted_waiters: Vec<CountedWaiters>,
+    /// The uninitialized reads found so far, one per instruction and memory,
+    /// each with the index of the finding that holds its place in
+    /// `findings` (so that findings stay in the order they were found);
+    /// their findings are made when the block ends, with every thread and
+    /// byte they read.
+    uninitialized: Vec<(usize, UninitializedReads)>,
     /// The block's instruction count at the last observable progress: a
     /// store to shared or global memory, an atomic that changed memory, a
     /// barrier arrival, a warp-sync release, an exit.
@@ -169,14 +177,55 @@ impl BlockChecker {
         self.live.extend_from_slice(valid);
         self.findings.clear();
         self.counted_waiters.clear();
+        self.uninitialized.clear();
         self.last_progress = 0;
     }
 
     /// The block's findings, in the order they were found; called when the
     /// block has ended, so findings about the whole block are made here.
-    pub fn take_findings(&mut self) -> Vec<Finding> {
+    /// `program` names the shared variables of uninitialized reads, and
+    /// `fresh_fill` is the byte fresh memory holds.
+    pub fn take_findings(&mut self, program: &Program, fresh_fill: u8) -> Vec<Finding> {
+        for (index, reads) in self.uninitialized.drain(..) {
+            let mut finding = reads.finding(program, fresh_fill);
+            finding.block = self.block;
+            self.findings[index] = finding;
+        }
         self.report_overfull_counts();
         std::mem::take(&mut self.findings)
+    }
+
+    /// `lanes` of `warp` read `space` bytes `first..end` (shared offsets, or
+    /// offsets in each thread's local memory) at `pc` before they were
+    /// written. Repeats at the same instruction join its first finding.
+    #[cold]
+    #[allow(clippy::too_many_arguments)]
+    pub fn uninitialized_read(
+        &mut self,
+        pc: u32,
+        space: ReadSpace,
+        atomic: bool,
+        warp: u32,
+        lanes: u32,
+        first: u64,
+        end: u64,
+    ) {
+        let known = self
+            .uninitialized
+            .iter()
+            .position(|(_, reads)| reads.pc == pc && reads.space == space);
+        let position = known.unwrap_or_else(|| {
+            // A stand-in until the block ends; nothing else reads it.
+            let mut placeholder = Finding::new(FindingKind::UninitializedRead, Severity::Error, "");
+            placeholder.block = self.block;
+            self.findings.push(placeholder);
+            self.uninitialized.push((
+                self.findings.len() - 1,
+                UninitializedReads::new(pc, space, atomic),
+            ));
+            self.uninitialized.len() - 1
+        });
+        self.uninitialized[position].1.add(warp, lanes, first, end);
     }
 
     /// Records a finding. One of the same kind, saying the same, at the same

@@ -17,6 +17,34 @@ pub struct MachineConfig {
     pub limits: LimitConfig,
     #[serde(default)]
     pub compiler: CompilerConfig,
+    #[serde(default)]
+    pub memory: MemoryConfig,
+}
+
+/// What a block's memory holds before its threads write it.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryConfig {
+    /// The byte that fills fresh shared memory and local memory of every
+    /// block. A GPU leaves there whatever an earlier block or kernel wrote;
+    /// a pattern that is not zero makes a kernel that reads memory it never
+    /// wrote show it in its output, where zeros would often hide the bug.
+    /// The default, 0xff, reads as -1 in every integer type and as NaN in
+    /// every float type.
+    #[serde(default = "default_fresh_fill")]
+    pub fresh_fill: u8,
+}
+
+fn default_fresh_fill() -> u8 {
+    0xff
+}
+
+impl Default for MemoryConfig {
+    fn default() -> Self {
+        MemoryConfig {
+            fresh_fill: default_fresh_fill(),
+        }
+    }
 }
 
 /// What the hardware's compiler does to the code before it runs.
@@ -172,6 +200,7 @@ impl MachineConfig {
             barriers: BarrierConfig::default(),
             limits: LimitConfig::default(),
             compiler: CompilerConfig::default(),
+            memory: MemoryConfig::default(),
         }
     }
 

@@ -1,7 +1,8 @@
-//! Findings of the barrier checker: what a block did at its barriers and
+//! Findings of the checker: what a block did at its barriers and
 //! warp-synchronous instructions that CUDA's rules forbid or that hangs
 //! (PTX ISA, "Parallel Synchronization and Communication Instructions":
-//! `bar`, `barrier`, `bar.warp.sync`, `shfl.sync`, `vote.sync`).
+//! `bar`, `barrier`, `bar.warp.sync`, `shfl.sync`, `vote.sync`), and the
+//! memory it read before writing it (`initcheck.rs`).
 //!
 //! A finding names places by instruction index (`pc`) and threads by warp
 //! and lane mask; the driver turns them into source lines and thread ranges.
@@ -37,6 +38,9 @@ pub enum FindingKind {
     /// Found without running: a block barrier control dependent on a branch
     /// whose condition can differ between the threads of a block.
     NonUniformBarrier,
+    /// A load (or an atomic) read shared memory that no thread of the block
+    /// had written, or local memory that its thread had not written.
+    UninitializedRead,
 }
 
 impl FindingKind {
@@ -50,6 +54,7 @@ impl FindingKind {
             FindingKind::WarpSync => "warp-sync",
             FindingKind::InvalidBarrier => "invalid-barrier",
             FindingKind::NonUniformBarrier => "non-uniform-barrier",
+            FindingKind::UninitializedRead => "uninitialized-read",
         }
     }
 }

@@ -24,6 +24,7 @@ mod checker;
 pub mod config;
 pub mod error;
 pub mod findings;
+mod initcheck;
 pub mod memory;
 pub mod printf;
 pub mod program;
@@ -80,8 +81,9 @@ pub struct RunOutcome {
     /// The launch was stopped from outside (`RunControl::stop`) before it
     /// ran every block.
     pub interrupted: bool,
-    /// The barrier checker's findings, by first block; a finding seen in
-    /// several blocks is listed once.
+    /// The checker's findings (barriers always, uninitialized reads when
+    /// [`RunOptions::check_initialization`]), by first block; a finding seen
+    /// in several blocks is listed once.
     pub findings: Vec<Finding>,
     /// What the kernel's `printf` calls printed: block by block in block
     /// order, and in each block in the order its threads printed.
@@ -235,8 +237,21 @@ pub struct RunControl {
 /// which a progress display times to say how long the launch will take.
 const BLOCKS_PER_GROUP: u64 = 256;
 
+/// How a launch runs, beyond what the program, the launch and the machine say.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RunOptions {
+    /// Host threads to run blocks on (0: every core).
+    pub host_threads: usize,
+    /// Report reads of shared and local memory that nothing wrote
+    /// (`uninitialized-read` findings). It keeps a bit per byte of each
+    /// block's shared and local memory and looks at every access, so plain
+    /// runs leave it off; the barrier checker runs either way.
+    pub check_initialization: bool,
+}
+
 /// Runs every block of the launch on `host_threads` host threads (0: all
-/// cores), ending at the first fault as a GPU does (see [`run_with`]).
+/// cores), without the initialization checker, ending at the first fault as
+/// a GPU does (see [`run_with`]).
 pub fn run(
     program: &Program,
     launch: &Launch,
@@ -244,28 +259,34 @@ pub fn run(
     config: &MachineConfig,
     host_threads: usize,
 ) -> Result<RunOutcome, LaunchError> {
+    let options = RunOptions {
+        host_threads,
+        check_initialization: false,
+    };
     run_with(
         program,
         launch,
         global,
         config,
-        host_threads,
+        options,
         &RunControl::default(),
     )
 }
 
-/// [`run`], watched and stopped through `control`. Blocks run in groups in
-/// block order; after a group in which a block faulted no more are started
-/// (unless `control.keep_going`), so the counters cover every block up to
-/// the end of that group, the same on every host.
+/// Runs every block of the launch as `options` say, watched and stopped
+/// through `control`. Blocks run in groups in block order; after a group in
+/// which a block faulted no more are started (unless `control.keep_going`),
+/// so the counters cover every block up to the end of that group, the same
+/// on every host.
 pub fn run_with(
     program: &Program,
     launch: &Launch,
     global: &GlobalMemory,
     config: &MachineConfig,
-    host_threads: usize,
+    options: RunOptions,
     control: &RunControl,
 ) -> Result<RunOutcome, LaunchError> {
+    let host_threads = options.host_threads;
     validate_launch(program, launch, config)?;
     let env = block::LaunchEnv {
         stop: &control.stop,
@@ -277,6 +298,7 @@ pub fn run_with(
         block_dim: launch.block,
         dynamic_shared_bytes: launch.dynamic_shared_bytes,
         global_variable_addresses: &launch.global_variable_addresses,
+        check_initialization: options.check_initialization,
     };
     let [gx, gy, gz] = launch.grid;
     let block_count = u64::from(gx) * u64::from(gy) * u64::from(gz);

@@ -46,6 +46,9 @@ pub struct Program {
     pub dynamic_shared_offset: u32,
     /// Local memory of one thread, exactly as declared (accesses past it fault).
     pub local_bytes: u32,
+    /// The kernel's `.shared` variables where lowering placed them, by
+    /// offset, so that a shared-memory offset can be named by its variable.
+    pub shared_variables: Vec<SharedVariable>,
     /// The `.const` space: every `.const` variable with its initial values.
     pub const_data: Vec<u8>,
     /// The module's `.global` variables that the kernel can use; a launch
@@ -111,6 +114,75 @@ pub struct GlobalVariable {
     /// Its initial bytes (the declaration's values, zeros after them).
     pub initial: Vec<u8>,
     pub loc: SourceLoc,
+}
+
+/// A `.shared` variable laid out in a block's shared memory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SharedVariable {
+    /// The name as declared (NVRTC's mangled name for a CUDA variable).
+    pub name: String,
+    /// Its first byte in the block's shared memory.
+    pub offset: u32,
+    /// Its size in bytes; `None` for an `.extern .shared` array, which is
+    /// the launch's dynamic shared memory and runs to its end.
+    pub size: Option<u32>,
+}
+
+impl SharedVariable {
+    /// The name a CUDA programmer gave it: `tile` for NVRTC's
+    /// `_ZZ9transposePfS_E4tile` (a `__shared__` variable declared in a
+    /// function is mangled as a local name of that function, `_ZZ`
+    /// encoding `E` length name, with an optional `_N` discriminator);
+    /// any other name as it is.
+    pub fn source_name(&self) -> &str {
+        local_entity_name(&self.name).unwrap_or(&self.name)
+    }
+
+    /// Whether byte `offset` of shared memory belongs to this variable.
+    pub fn contains(&self, offset: u64) -> bool {
+        let start = u64::from(self.offset);
+        match self.size {
+            Some(size) => (start..start + u64::from(size)).contains(&offset),
+            None => offset >= start,
+        }
+    }
+}
+
+/// The entity name of an Itanium-mangled local name (`_ZZ` encoding `E`
+/// length name, optionally followed by a `_N` or `__N_` discriminator), if
+/// `mangled` is one.
+fn local_entity_name(mangled: &str) -> Option<&str> {
+    let rest = mangled.strip_prefix("_ZZ")?;
+    let digits = |text: &str| !text.is_empty() && text.bytes().all(|byte| byte.is_ascii_digit());
+    // The discriminator of the second and later variables of one name:
+    // `_N` below 10, `__N_` from 10 on. A name that itself ends in `_2`
+    // is tried as it is first.
+    let short = rest
+        .rfind('_')
+        .filter(|&at| digits(&rest[at + 1..]))
+        .map(|at| &rest[..at]);
+    let long = rest.strip_suffix('_').and_then(|body| {
+        body.rfind("__")
+            .filter(|&at| digits(&body[at + 2..]))
+            .map(|at| &body[..at])
+    });
+    [Some(rest), short, long]
+        .into_iter()
+        .flatten()
+        .find_map(entity_after_encoding)
+}
+
+/// In `encoding E <len><name>`, the name: the first `E` followed by a
+/// length that runs exactly to the end.
+fn entity_after_encoding(rest: &str) -> Option<&str> {
+    rest.char_indices()
+        .filter(|&(_, c)| c == 'E')
+        .find_map(|(at, _)| {
+            let after = &rest[at + 1..];
+            let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+            let len: usize = after[..digits].parse().ok()?;
+            (after.len() == digits.checked_add(len)?).then(|| &after[digits..])
+        })
 }
 
 /// A guard: run only the lanes whose predicate bit (possibly negated) is set.
@@ -733,6 +805,7 @@ impl Program {
             static_shared_bytes: layout.static_shared_bytes,
             dynamic_shared_offset: layout.dynamic_shared_offset,
             local_bytes: layout.local_bytes,
+            shared_variables: layout.shared_variables,
             const_data: layout.const_data,
             global_variables: lowerer.global_variables,
             communicates_across_blocks: kernel
@@ -763,6 +836,7 @@ struct Layout {
     static_shared_bytes: u32,
     dynamic_shared_offset: u32,
     local_bytes: u32,
+    shared_variables: Vec<SharedVariable>,
 }
 
 /// Where a variable is: at an address known when lowering, or at one the
@@ -858,6 +932,19 @@ impl Lowerer<'_> {
                 self.symbol_address[index] = dynamic_shared_offset;
             }
         }
+        let mut shared_variables: Vec<SharedVariable> = self
+            .kernel
+            .symbols
+            .iter()
+            .enumerate()
+            .filter(|(_, symbol)| symbol.space == StateSpace::Shared)
+            .map(|(index, symbol)| SharedVariable {
+                name: symbol.name.clone(),
+                offset: self.symbol_address[index] as u32,
+                size: symbol.size_bytes().map(|size| size as u32),
+            })
+            .collect();
+        shared_variables.sort_by_key(|variable| variable.offset);
         if const_end > crate::MAX_CONST_BYTES {
             return Err(self.const_too_large(const_end));
         }
@@ -878,6 +965,7 @@ impl Lowerer<'_> {
             static_shared_bytes: shared_end as u32,
             dynamic_shared_offset: dynamic_shared_offset as u32,
             local_bytes: local_end as u32,
+            shared_variables,
         })
     }
 
@@ -1922,6 +2010,30 @@ impl Lowerer<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shared_variables_are_named_as_in_cuda() {
+        let name = |mangled: &str| {
+            SharedVariable {
+                name: mangled.to_string(),
+                offset: 0,
+                size: None,
+            }
+            .source_name()
+            .to_string()
+        };
+        assert_eq!(name("_ZZ13transposePadFE1S"), "S");
+        assert_eq!(name("_ZZ9transposeIfEvPT_S1_E4tile"), "tile");
+        assert_eq!(name("_ZZ6kernelvE4tile_0"), "tile");
+        assert_eq!(name("_ZZ6kernelvE4tile__12_"), "tile");
+        assert_eq!(name("_ZZ6kernelvE6tile_2"), "tile_2");
+        assert_eq!(name("dyn"), "dyn");
+        assert_eq!(name("_ZZ"), "_ZZ");
+        assert_eq!(
+            name("_ZZ6kernelvE99999999999999999999999x"),
+            "_ZZ6kernelvE99999999999999999999999x"
+        );
+    }
 
     #[test]
     fn initial_values_of_global_variables_stay_out_of_the_const_space() {

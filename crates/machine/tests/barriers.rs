@@ -808,6 +808,7 @@ fn spin_deadlock_is_a_livelock_naming_the_loop_and_the_polled_address() {
 
 // Lanes 0-15 spin on a shared flag that lanes 16-31 of the same warp set
 // after the branch; the spinning side is the taken one, so it runs first.
+// The whole warp clears the flag first: fresh shared memory is not zero.
 const SPIN_ON_SIBLING_LANES: &str = r#"
 .kernel siblings(.param .u64 OUT)
 {
@@ -818,6 +819,7 @@ const SPIN_ON_SIBLING_LANES: &str = r#"
     mov.u32 %lane, %laneid;
     mov.u32 %base, flag;
     ld.param.u64 %po, [OUT];
+    st.volatile.shared.u32 [%base], 0;
     setp.lt.u32 %p, %lane, 16;
 @%p bra SPIN;
     st.volatile.shared.u32 [%base], 1;

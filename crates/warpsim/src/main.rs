@@ -257,7 +257,8 @@ fn main() -> ExitCode {
         Err(error) => {
             let text = match error.downcast_ref::<warpsim_driver::InputError>() {
                 Some(input) => input.render(),
-                None => format!("error: {error:#}\n"),
+                // Other errors may quote a command-line value of any length.
+                None => warpsim_driver::long_lines::clip_message(&format!("error: {error:#}\n")),
             };
             let _ = std::io::stderr().write_all(text.as_bytes());
             ExitCode::from(2)

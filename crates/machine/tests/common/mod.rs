@@ -7,7 +7,7 @@ use warpsim_machine::error::{BarrierPosition, PathPosition, Waiting, WarpPositio
 use warpsim_machine::memory::buffer_base;
 use warpsim_machine::{
     ExecError, FaultKind, GlobalMemory, InstrStats, Launch, LaunchError, MachineConfig, Program,
-    RunOutcome,
+    RunOptions, RunOutcome,
 };
 
 /// One kernel argument, in the order of the kernel's parameters.
@@ -61,6 +61,7 @@ pub struct Launcher {
     host_threads: usize,
     keep_going: bool,
     params_override: Option<Vec<u8>>,
+    check_initialization: bool,
 }
 
 /// Starts a launch of the only kernel of `source`.
@@ -75,6 +76,7 @@ pub fn kernel(source: &str) -> Launcher {
         host_threads: 1,
         keep_going: false,
         params_override: None,
+        check_initialization: false,
     }
 }
 
@@ -136,6 +138,12 @@ impl Launcher {
 
     pub fn host_threads(mut self, host_threads: usize) -> Self {
         self.host_threads = host_threads;
+        self
+    }
+
+    /// Runs the initialization checker too (as `warpsim check` does).
+    pub fn check_initialization(mut self) -> Self {
+        self.check_initialization = true;
         self
     }
 
@@ -209,12 +217,16 @@ impl Launcher {
             params: self.params_override.unwrap_or(params),
             global_variable_addresses,
         };
+        let options = RunOptions {
+            host_threads: self.host_threads,
+            check_initialization: self.check_initialization,
+        };
         let outcome = warpsim_machine::run_with(
             &program,
             &launch,
             &memory,
             &self.config,
-            self.host_threads,
+            options,
             &warpsim_machine::RunControl {
                 keep_going: self.keep_going,
                 ..Default::default()
