@@ -150,7 +150,7 @@ fn a_source_runs_from_the_command_line() {
     );
     assert_eq!(
         text(&output.stderr),
-        "error: <command line>: no kernel `nope` in programs/cpp/cpp-kernels.cu; it has: scaleShift<float>, tileSumHalf\n"
+        "error: <command line>: no kernel `nope` in programs/cpp/cpp-kernels.cu; it has: scaleShift<float>, tileSumHalf, fx::axpy\n"
     );
     // A launch file says its launch itself.
     let output = warpsim(
@@ -185,6 +185,55 @@ fn check_takes_a_cuda_source() {
         "{stdout}"
     );
     assert!(stdout.contains("check: kernel `tileSumHalf`"), "{stdout}");
+    assert!(stdout.contains("check: kernel `fx::axpy`"), "{stdout}");
+}
+
+#[test]
+fn kernels_in_namespaces_run_by_qualified_or_plain_names() {
+    let root = repo_root();
+    let dump = scratch("namespaces").join("y.bin");
+    let dump_arg = format!("y={}", dump.display());
+    for name in ["fx::axpy", "axpy"] {
+        // Numbers go to the scalar parameters and buffers to the pointers,
+        // each in order: `2` is `a`, the buffer is `x`, and `y` is left
+        // out (zeros, one element per thread).
+        let output = warpsim(
+            &root,
+            &[
+                "run",
+                "programs/cpp/cpp-kernels.cu",
+                "--kernel",
+                name,
+                "--block",
+                "8",
+                "--arg",
+                "f32[8]=iota",
+                "--arg",
+                "2",
+                "--dump",
+                &dump_arg,
+            ],
+        );
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{name}: {}",
+            text(&output.stderr)
+        );
+        assert!(
+            text(&output.stdout).starts_with("fx::axpy  grid (1,1,1)  block (8,1,1)"),
+            "{name}: {}",
+            text(&output.stdout)
+        );
+        let expected: Vec<f32> = (0..8).map(|i| 2.0 * i as f32).collect();
+        assert_eq!(f32s(&std::fs::read(&dump).unwrap()), expected, "{name}");
+    }
+    let output = warpsim(
+        &root,
+        &["run", "programs/cpp/cpp-kernels.cu", "--kernel", "gx::axpy"],
+    );
+    assert_eq!(output.status.code(), Some(2));
+    assert!(text(&output.stderr).contains("no kernel `gx::axpy`"));
 }
 
 #[test]
@@ -198,7 +247,7 @@ fn init_writes_launch_files_that_run() {
     assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
     assert_eq!(
         text(&output.stdout),
-        "wrote scaleShift.toml (kernel `scaleShift`)\nwrote tileSumHalf.toml (kernel `tileSumHalf`)\n"
+        "wrote scaleShift.toml (kernel `scaleShift`)\nwrote tileSumHalf.toml (kernel `tileSumHalf`)\nwrote fx_axpy.toml (kernel `fx::axpy`)\n"
     );
     let template = std::fs::read_to_string(dir.join("tileSumHalf.toml")).unwrap();
     assert!(
@@ -212,7 +261,9 @@ fn init_writes_launch_files_that_run() {
         template.contains("kernel = \"scaleShift<float>\""),
         "{template}"
     );
-    for launch in ["scaleShift.toml", "tileSumHalf.toml"] {
+    let template = std::fs::read_to_string(dir.join("fx_axpy.toml")).unwrap();
+    assert!(template.contains("kernel = \"fx::axpy\""), "{template}");
+    for launch in ["scaleShift.toml", "tileSumHalf.toml", "fx_axpy.toml"] {
         let output = warpsim(&dir, &["run", launch]);
         assert_eq!(
             output.status.code(),

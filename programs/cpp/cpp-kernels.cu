@@ -31,3 +31,12 @@ __global__ void tileSumHalf(const __half* in, float* out) {
     assert(value >= 0.0f);
   }
 }
+
+// A kernel inside a namespace: `--kernel fx::axpy`, or `--kernel axpy`
+// while no other kernel has that name.
+namespace fx {
+__global__ void axpy(float a, const float* x, float* y) {
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  y[i] += a * x[i];
+}
+}  // namespace fx

@@ -107,10 +107,41 @@ pub fn find_kernel<'k>(
     kernels: &'k [KernelSignature],
     wanted: &str,
 ) -> Option<&'k KernelSignature> {
-    let base = wanted.split('<').next().unwrap_or("").trim();
-    kernels.iter().find(|kernel| {
-        kernel.name == base || base.rsplit("::").next() == Some(kernel.name.as_str())
-    })
+    let position = kernel_position(kernels.iter().map(|kernel| kernel.name.as_str()), wanted)?;
+    kernels.get(position)
+}
+
+/// Which of the kernel names `candidates` (qualified, perhaps with template
+/// arguments) the user's `wanted` means: the same name, else the same
+/// without template arguments (`transpose<double>` is `transpose<float>`'s
+/// template), else, when `wanted` names no namespace, the one kernel whose
+/// unqualified name it is (`scale` for `fx::scale`).
+pub fn kernel_position<'n>(
+    candidates: impl Iterator<Item = &'n str> + Clone,
+    wanted: &str,
+) -> Option<usize> {
+    let base = |name: &'n str| name.split('<').next().unwrap_or(name).trim();
+    let wanted_base = wanted.split('<').next().unwrap_or(wanted).trim();
+    let mut names = candidates.clone();
+    if let Some(position) = names.position(|name| name == wanted) {
+        return Some(position);
+    }
+    let mut names = candidates.clone();
+    if let Some(position) = names.position(|name| base(name) == wanted_base) {
+        return Some(position);
+    }
+    if wanted_base.contains("::") {
+        return None;
+    }
+    let unqualified: Vec<usize> = candidates
+        .enumerate()
+        .filter(|(_, name)| crate::cuda_source::unqualified(base(name)) == wanted_base)
+        .map(|(position, _)| position)
+        .collect();
+    match unqualified[..] {
+        [position] => Some(position),
+        _ => None,
+    }
 }
 
 /// The kernels' CUDA names for messages: `transpose<...>` for a template.

@@ -14,6 +14,7 @@
 /// A kernel declared in the source.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KernelSignature {
+    /// Its qualified name: `scale`, or `fx::scale` inside `namespace fx`.
     pub name: String,
     /// Declared `extern "C"` (its PTX name is its CUDA name).
     pub extern_c: bool,
@@ -97,7 +98,7 @@ pub fn kernels(text: &str) -> Vec<KernelSignature> {
         }
     }
     for kernel in &mut kernels {
-        kernel.instantiation = instantiation(&code, &kernel.name);
+        kernel.instantiation = instantiation(&code, unqualified(&kernel.name));
     }
     kernels
 }
@@ -186,13 +187,18 @@ fn kernel_at(code: &str, at: usize) -> Option<KernelSignature> {
         break open;
     };
     let head = &code[at..open];
-    let name = head
+    let declared = head
         .rsplit(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
-        .next()?
-        .to_string();
-    if name.is_empty() || name.chars().next().is_some_and(|c| c.is_ascii_digit()) {
+        .next()?;
+    if declared.is_empty() || declared.chars().next().is_some_and(|c| c.is_ascii_digit()) {
         return None;
     }
+    // A kernel declared inside `namespace fx { ... }` is `fx::scale` to
+    // NVRTC's name expressions and to the user.
+    let name = match enclosing_namespaces(code, at) {
+        namespaces if namespaces.is_empty() || declared.contains("::") => declared.to_string(),
+        namespaces => format!("{namespaces}::{declared}"),
+    };
     let close = matching(code, open, '(', ')')?;
     let params = split_top_level(&code[open + 1..close], ',')
         .into_iter()
@@ -225,6 +231,38 @@ fn kernel_at(code: &str, at: usize) -> Option<KernelSignature> {
         params,
         line,
     })
+}
+
+/// The named namespaces that enclose `at`, outermost first, joined by `::`
+/// (empty at file scope). Anonymous namespaces add nothing: their members
+/// are named without them.
+fn enclosing_namespaces(code: &str, at: usize) -> String {
+    let mut names = Vec::new();
+    let mut search = 0;
+    while let Some(found) = find_word(&code[..at], "namespace", search) {
+        search = found + "namespace".len();
+        let rest = &code[search..at];
+        let Some(open) = rest.find(['{', ';', '=']) else {
+            break;
+        };
+        // `namespace cg = cooperative_groups;` is an alias, not a scope.
+        if !rest[open..].starts_with('{') {
+            continue;
+        }
+        let open = search + open;
+        if matching(code, open, '{', '}').is_none_or(|close| close > at) {
+            let name = code[search..open].trim();
+            if !name.is_empty() {
+                names.push(name.to_string());
+            }
+        }
+    }
+    names.join("::")
+}
+
+/// `scale` of `fx::scale`.
+pub fn unqualified(name: &str) -> &str {
+    name.rsplit("::").next().unwrap_or(name)
 }
 
 /// Whether `at` is inside an `extern "C" { ... }` block.
@@ -498,6 +536,36 @@ __global__ static void cpp_kernel(int* x, size_t count = 4) {}
     }
 
     #[test]
+    fn kernels_in_namespaces_have_qualified_names() {
+        let text = r#"
+namespace cg = cooperative_groups;
+namespace fx {
+struct Unused {};
+__global__ void scale(float* data, float factor) { data[0] *= factor; }
+namespace inner { template <typename T> __global__ void add(T* x) {} }
+}
+namespace { __global__ void hidden(int* x) {} }
+namespace fx::deep { __global__ void nested(int* x) {} }
+__global__ void top(int* x) {}
+template __global__ void fx::inner::add<int>(int*);
+"#;
+        let found = kernels(text);
+        let names: Vec<&str> = found.iter().map(|kernel| kernel.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "fx::scale",
+                "fx::inner::add",
+                "hidden",
+                "fx::deep::nested",
+                "top"
+            ]
+        );
+        assert_eq!(found[1].instantiation.as_deref(), Some("int"));
+        assert_eq!(unqualified(&found[0].name), "scale");
+    }
+
+    #[test]
     fn odd_text_does_not_panic() {
         for text in [
             "__global__",
@@ -508,6 +576,9 @@ __global__ static void cpp_kernel(int* x, size_t count = 4) {}
             "struct {",
             "template <",
             "extern \"C\" {",
+            "namespace",
+            "namespace a {",
+            "namespace a { __global__ void k(",
         ] {
             let _ = kernels(text);
             let _ = structs(text);

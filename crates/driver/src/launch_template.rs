@@ -286,8 +286,11 @@ pub struct CommandLineLaunch<'a> {
 /// `TYPE[LEN]=INIT` (a buffer; INIT is `zero`, `iota`, `random`,
 /// `random:SEED`, a number to fill with, `file:PATH` or `npy:PATH`), or the
 /// TOML of a struct's fields; `NAME=VALUE` gives parameter `NAME` its value,
-/// the others fill the parameters left in order. A pointer parameter of a
-/// `.cu` kernel without an `--arg` gets the buffer `init` would propose.
+/// the others fill the parameters left in order. For a `.cu` kernel, whose
+/// pointer parameters are known, buffers go to the pointers left in order
+/// and numbers and structs to the other parameters left in order (so
+/// `--arg 2` is `factor` of `scale(float* data, float factor)`), and a
+/// pointer parameter without an `--arg` gets the buffer `init` would propose.
 pub fn from_command_line(launch: &CommandLineLaunch) -> Result<String, String> {
     let dims = |values: &[u32]| {
         values
@@ -329,16 +332,26 @@ pub fn from_command_line(launch: &CommandLineLaunch) -> Result<String, String> {
             None => positional.push(arg.as_str()),
         }
     }
-    let unnamed: Vec<usize> = (0..count)
-        .filter(|&position| given[position].is_none())
-        .collect();
-    let mut open = unnamed.into_iter();
+    let is_pointer: Option<Vec<bool>> = launch
+        .params
+        .map(|(kernel, _)| kernel.params.iter().map(CudaParam::is_pointer).collect());
     for arg in positional {
-        let Some(position) = open.next() else {
+        let is_buffer = !(arg.trim().starts_with('[') || is_number(arg.trim()));
+        let open = (0..count).find(|&position| {
+            given[position].is_none()
+                && is_pointer
+                    .as_ref()
+                    .is_none_or(|is_pointer| is_pointer[position] == is_buffer)
+        });
+        let Some(position) = open else {
+            let what = match &is_pointer {
+                None => "",
+                Some(_) if is_buffer => " pointer",
+                Some(_) => " non-pointer",
+            };
             return Err(format!(
-                "kernel `{}` takes {count} parameters, but {} --arg were given",
-                launch.kernel,
-                launch.args.len()
+                "kernel `{}` has no{what} parameter left for --arg `{arg}`",
+                launch.kernel
             ));
         };
         given[position] = Some(arg);
@@ -390,6 +403,11 @@ pub fn from_command_line(launch: &CommandLineLaunch) -> Result<String, String> {
     Ok(out)
 }
 
+/// Whether an `--arg` is a number (a scalar's value).
+fn is_number(arg: &str) -> bool {
+    arg.parse::<i64>().is_ok() || arg.parse::<f64>().is_ok()
+}
+
 /// One `--arg`: the TOML of the argument, and of its buffer's table when it
 /// makes one (named `name`).
 fn command_line_argument(arg: &str, name: &str) -> Result<(String, Option<String>), String> {
@@ -398,7 +416,7 @@ fn command_line_argument(arg: &str, name: &str) -> Result<(String, Option<String
         // A struct's fields, as a launch file writes them.
         return Ok((arg.to_string(), None));
     }
-    if arg.parse::<i64>().is_ok() || arg.parse::<f64>().is_ok() {
+    if is_number(arg) {
         return Ok((arg.to_string(), None));
     }
     let (declaration, init) = match arg.split_once('=') {
@@ -542,6 +560,45 @@ mod tests {
         let launch: crate::LaunchFile = toml::from_str(&text).expect("it parses");
         assert_eq!(launch.args[2], crate::launch_file::Argument::Integer(7));
         assert_eq!(launch.buffers["out"].len, Some(8));
+        // In order: numbers and structs to the scalars and structs, buffers
+        // to the pointers, the pointers left out getting their buffers.
+        let positional = [
+            "7".to_string(),
+            "f32[4]=iota".to_string(),
+            "0.5".to_string(),
+            "[{ f32 = 1.0 }]".to_string(),
+        ];
+        let text = from_command_line(&CommandLineLaunch {
+            source: "k.cu",
+            kernel: "k",
+            grid: &[1],
+            block: &[8],
+            shared_bytes: 0,
+            params: Some((&found[0], &structs)),
+            param_names: &[],
+            args: &positional,
+        })
+        .unwrap();
+        let launch: crate::LaunchFile = toml::from_str(&text).expect("it parses");
+        assert_eq!(launch.args[2], crate::launch_file::Argument::Integer(7));
+        assert_eq!(launch.buffers["in"].len, Some(4));
+        assert_eq!(launch.buffers["out"].len, Some(8));
+        let too_many = ["1", "2", "[{ f32 = 1.0 }]", "4"].map(String::from);
+        let error = from_command_line(&CommandLineLaunch {
+            source: "k.cu",
+            kernel: "k",
+            grid: &[1],
+            block: &[8],
+            shared_bytes: 0,
+            params: Some((&found[0], &structs)),
+            param_names: &[],
+            args: &too_many,
+        })
+        .unwrap_err();
+        assert_eq!(
+            error,
+            "kernel `k` has no non-pointer parameter left for --arg `4`"
+        );
         let error = command_line_argument("f32[x]", "a").unwrap_err();
         assert_eq!(error, "`x` is not a length");
         let error = command_line_argument("hello", "a").unwrap_err();

@@ -305,18 +305,13 @@ pub fn prepare_command_line(
         (names, Vec::new(), Vec::new(), params)
     };
     let position = match launch.kernel {
-        Some(wanted) => {
-            let base = wanted.split('<').next().unwrap_or(wanted);
-            names
-                .iter()
-                .position(|name| name == wanted || name.split('<').next() == Some(base))
-                .ok_or_else(|| {
-                    refuse(format!(
-                        "no kernel `{wanted}` in {source_name}; it has: {}",
-                        names.join(", ")
-                    ))
-                })?
-        }
+        Some(wanted) => cuda::kernel_position(names.iter().map(String::as_str), wanted)
+            .ok_or_else(|| {
+                refuse(format!(
+                    "no kernel `{wanted}` in {source_name}; it has: {}",
+                    names.join(", ")
+                ))
+            })?,
         None if names.len() == 1 => 0,
         None => {
             return Err(refuse(format!(
@@ -485,6 +480,9 @@ pub fn prepare_file(
     let mut signature = None;
     let mut ptx_kernel = None;
     let mut cuda_kernel_names = None;
+    // The kernel as reports name it: as the launch says, or for CUDA by its
+    // qualified name with the launch's template arguments.
+    let mut kernel_name = file.kernel.clone();
     let (source_name, source_text) = if extension == "cu" {
         let kernels = cuda_source::kernels(&source_text);
         let found = cuda::find_kernel(&kernels, &file.kernel);
@@ -502,7 +500,13 @@ pub fn prepare_file(
         }
         // Kernels with C linkage keep their names; others are asked for.
         let wanted: Vec<String> = match found {
-            Some(kernel) if !kernel.extern_c => vec![file.kernel.clone()],
+            // The qualified name, with the template arguments the user
+            // gave (`--kernel scale` means `fx::scale`).
+            Some(kernel) if !kernel.extern_c => {
+                let arguments = file.kernel.find('<').map_or("", |at| &file.kernel[at..]);
+                kernel_name = format!("{}{arguments}", kernel.name);
+                vec![kernel_name.clone()]
+            }
             _ => Vec::new(),
         };
         let mut options: Vec<String> = file
@@ -680,7 +684,7 @@ pub fn prepare_file(
         module,
         locations,
         kernel,
-        kernel_name: file.kernel.clone(),
+        kernel_name,
         program,
         launch,
         buffers,

@@ -29,9 +29,9 @@ enum Command {
     /// of a launch file, or of a `.cu`, `.ptx` or `.kir` source with the
     /// launch given by --kernel, --grid, --block and --arg.
     Run(RunArgs),
-    /// Check a kernel for barrier and warp-sync problems: statically, then by
-    /// running it (a launch file), or statically only (a `.cu`, `.kir` or
-    /// `.ptx` file).
+    /// Check a kernel for barrier, warp-sync and uninitialized-memory
+    /// problems: statically, then by running it (a launch file), or
+    /// statically only (a `.cu`, `.kir` or `.ptx` file).
     Check(CheckArgs),
     /// Write a commented launch file for each kernel of a `.cu` source, with
     /// its parameters and buffers for them.
@@ -77,9 +77,11 @@ struct LaunchArgs {
     /// A parameter's value: a number, a buffer `TYPE[LEN]` or
     /// `TYPE[LEN]=INIT` (INIT: zero, iota, random, random:SEED, a number,
     /// file:PATH, npy:PATH), or a struct's fields `[{ f32 = 1.5 }]`;
-    /// `NAME=VALUE` names the parameter, the others go in order. A `.cu`
-    /// kernel's pointers may be left out: each gets a buffer named after its
-    /// parameter, one element per thread.
+    /// `NAME=VALUE` names the parameter, the others go in order (for a `.cu`
+    /// kernel, buffers to its pointers in order, numbers and structs to its
+    /// other parameters in order). A `.cu` kernel's pointers may be left
+    /// out: each gets a buffer named after its parameter, one element per
+    /// thread.
     #[arg(long = "arg", value_name = "VALUE", allow_hyphen_values = true)]
     args: Vec<String>,
 }
@@ -158,7 +160,7 @@ struct RunArgs {
     /// parallelism). Results do not depend on it.
     #[arg(long, default_value_t = 0)]
     threads: usize,
-    /// Also run the barrier checker (as `warpsim check`) and print its findings.
+    /// Also run the barrier and initialization checkers (as `warpsim check`) and print their findings.
     #[arg(long)]
     check: bool,
     /// Run every block even after one faults (a GPU ends the kernel at the
