@@ -13,9 +13,9 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use support::{check_expected, i32s, launch_files, repo_root};
+use support::{check_expected, check_launch, i32s, launch_files, repo_root};
 use warpsim_driver::check::{FindingKind, Severity};
 
 fn barrier_launches() -> Vec<PathBuf> {
@@ -28,25 +28,6 @@ fn barrier_launches() -> Vec<PathBuf> {
 fn config(name: Option<&str>) -> warpsim_machine::MachineConfig {
     let path = name.map(|name| repo_root().join("programs/barriers").join(name));
     warpsim_driver::load_config(path.as_deref()).expect("the configuration loads")
-}
-
-/// What `warpsim check` prints, with the repository root taken out of paths.
-fn check_text(
-    launch: &Path,
-    config: warpsim_machine::MachineConfig,
-    host_threads: usize,
-) -> (
-    String,
-    warpsim_driver::check::CheckOutcome,
-    warpsim_driver::RunResult,
-) {
-    let prepared = warpsim_driver::prepare(launch, config)
-        .unwrap_or_else(|error| panic!("{}: {error}", launch.display()));
-    let (result, outcome) = prepared
-        .check(host_threads)
-        .unwrap_or_else(|error| panic!("{}: {error}", launch.display()));
-    let root = format!("{}/", repo_root().display());
-    (outcome.text.replace(&root, ""), outcome, result)
 }
 
 fn kinds(outcome: &warpsim_driver::check::CheckOutcome) -> Vec<(FindingKind, Severity)> {
@@ -67,7 +48,7 @@ fn every_barrier_program_prints_its_expected_findings() {
     );
     let mut failures = Vec::new();
     for launch in &launches {
-        let (text, _, _) = check_text(launch, config(None), 2);
+        let (text, _, _) = check_launch(launch, config(None), 2);
         if let Some(difference) = check_expected(&launch.with_extension("check"), &text) {
             failures.push(difference);
         }
@@ -78,8 +59,8 @@ fn every_barrier_program_prints_its_expected_findings() {
 #[test]
 fn findings_do_not_depend_on_the_number_of_host_threads() {
     for launch in barrier_launches() {
-        let (one, _, one_result) = check_text(&launch, config(None), 1);
-        let (three, _, three_result) = check_text(&launch, config(None), 3);
+        let (one, _, one_result) = check_launch(&launch, config(None), 1);
+        let (three, _, three_result) = check_launch(&launch, config(None), 3);
         assert_eq!(one, three, "{}", launch.display());
         assert_eq!(
             one_result.report.to_json(),
@@ -95,7 +76,7 @@ fn findings_do_not_depend_on_the_number_of_host_threads() {
 fn the_suite_exercises_every_dynamic_and_static_finding() {
     let mut seen = Vec::new();
     for launch in barrier_launches() {
-        let (_, outcome, _) = check_text(&launch, config(None), 2);
+        let (_, outcome, _) = check_launch(&launch, config(None), 2);
         seen.extend(kinds(&outcome));
     }
     for kind in [
@@ -148,7 +129,7 @@ fn correct_programs_have_no_findings() {
         {
             continue;
         }
-        let (text, outcome, _) = check_text(&launch, config(None), 2);
+        let (text, outcome, _) = check_launch(&launch, config(None), 2);
         assert!(
             outcome.findings.is_empty() && !outcome.failed,
             "{}:\n{text}",
@@ -176,7 +157,7 @@ fn pre_volta_semantics_break_the_if_else_barrier_pair() {
         let launch = repo_root()
             .join("programs/barriers")
             .join(format!("{name}.toml"));
-        let (text, outcome, result) = check_text(&launch, config(config_name), 2);
+        let (text, outcome, result) = check_launch(&launch, config(config_name), 2);
         let bytes = result.buffer("out").expect("buffer out");
         (text, outcome, i32s(&bytes)[..128].to_vec())
     };
@@ -347,7 +328,7 @@ fn outputs_match_the_h100() {
         if !text.contains(".ptx\"") || name == "invalidBarrierId16" {
             continue;
         }
-        let (mut report, outcome, mut result) = check_text(&launch, config(None), 2);
+        let (mut report, outcome, mut result) = check_launch(&launch, config(None), 2);
         let reads_fresh_memory = outcome
             .findings
             .iter()
@@ -359,7 +340,7 @@ fn outputs_match_the_h100() {
             );
             let mut zeroed = config(None);
             zeroed.memory.fresh_fill = 0;
-            (report, _, result) = check_text(&launch, zeroed, 2);
+            (report, _, result) = check_launch(&launch, zeroed, 2);
         }
         match hardware {
             Some(sum) => {

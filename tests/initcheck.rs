@@ -11,9 +11,9 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use support::{check_expected, i32s, launch_files, repo_root};
+use support::{check_expected, check_launch, i32s, launch_files, repo_root};
 use warpsim_driver::check::{FindingKind, Severity};
 
 fn initcheck_launches() -> Vec<PathBuf> {
@@ -35,30 +35,10 @@ fn machine(fresh_fill: u8) -> warpsim_machine::MachineConfig {
     config
 }
 
-/// What `warpsim check` prints (paths relative to the repository root), the
-/// findings, and the run.
-fn check(
-    launch: &Path,
-    config: warpsim_machine::MachineConfig,
-    host_threads: usize,
-) -> (
-    String,
-    warpsim_driver::check::CheckOutcome,
-    warpsim_driver::RunResult,
-) {
-    let prepared = warpsim_driver::prepare(launch, config)
-        .unwrap_or_else(|error| panic!("{}: {error}", launch.display()));
-    let (result, outcome) = prepared
-        .check(host_threads)
-        .unwrap_or_else(|error| panic!("{}: {error}", launch.display()));
-    let root = format!("{}/", repo_root().display());
-    (outcome.text.replace(&root, ""), outcome, result)
-}
-
 /// The `out` buffer of a checked run of `name` on a machine whose fresh
 /// memory holds `fresh_fill` bytes.
 fn out(name: &str, fresh_fill: u8) -> Vec<i32> {
-    let (_, _, result) = check(&launch(name), machine(fresh_fill), 2);
+    let (_, _, result) = check_launch(&launch(name), machine(fresh_fill), 2);
     i32s(&result.buffer("out").expect("buffer out"))
 }
 
@@ -68,7 +48,7 @@ fn every_initcheck_program_prints_its_expected_findings() {
     assert_eq!(launches.len(), 7, "{launches:?}");
     let mut failures = Vec::new();
     for launch in &launches {
-        let (text, _, _) = check(launch, machine(0xff), 2);
+        let (text, _, _) = check_launch(launch, machine(0xff), 2);
         if let Some(difference) = check_expected(&launch.with_extension("check"), &text) {
             failures.push(difference);
         }
@@ -102,7 +82,7 @@ fn each_kernel_reports_its_reads_at_its_line() {
         ("localArrayAllWritten", None),
     ];
     for (name, read) in expected {
-        let (text, outcome, _) = check(&launch(name), machine(0xff), 2);
+        let (text, outcome, _) = check_launch(&launch(name), machine(0xff), 2);
         let found: Vec<(u32, &str, Severity)> = outcome
             .findings
             .iter()
@@ -185,8 +165,8 @@ fn checking_changes_nothing_and_a_plain_run_looks_for_nothing() {
 #[test]
 fn findings_do_not_depend_on_the_number_of_host_threads() {
     for launch in initcheck_launches() {
-        let (one, _, one_result) = check(&launch, machine(0xff), 1);
-        let (three, _, three_result) = check(&launch, machine(0xff), 3);
+        let (one, _, one_result) = check_launch(&launch, machine(0xff), 1);
+        let (three, _, three_result) = check_launch(&launch, machine(0xff), 3);
         assert_eq!(one, three, "{}", launch.display());
         assert_eq!(
             one_result.report.to_json(),

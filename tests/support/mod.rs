@@ -6,6 +6,26 @@ use std::path::{Path, PathBuf};
 
 use warpsim_driver::Report;
 
+/// What `warpsim check` prints for a launch (paths relative to the
+/// repository root), the findings, and the run.
+pub fn check_launch(
+    launch: &Path,
+    config: warpsim_machine::MachineConfig,
+    host_threads: usize,
+) -> (
+    String,
+    warpsim_driver::check::CheckOutcome,
+    warpsim_driver::RunResult,
+) {
+    let prepared = warpsim_driver::prepare(launch, config)
+        .unwrap_or_else(|error| panic!("{}: {error}", launch.display()));
+    let (result, outcome) = prepared
+        .check(host_threads)
+        .unwrap_or_else(|error| panic!("{}: {error}", launch.display()));
+    let root = format!("{}/", repo_root().display());
+    (outcome.text.replace(&root, ""), outcome, result)
+}
+
 /// The repository's root directory.
 pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
