@@ -4,9 +4,9 @@
 
     python3 programs/corpus/regen-ptx.py
 
-cg-tiles.cu, half-dot.cu, half-arith.cu and shfl-wide.cu include
-cooperative_groups.h or cuda_fp16.h, which are not among NVRTC's built-in
-headers: they come from the pip packages
+cg-tiles.cu, half-dot.cu, half-arith.cu, shfl-wide.cu and bf16-arith.cu
+include cooperative_groups.h, cuda_fp16.h or cuda_bf16.h, which are not among
+NVRTC's built-in headers: they come from the pip packages
 nvidia-cuda-runtime-cu12 and nvidia-cuda-cccl-cu12 (nv/target), found on
 sys.path or in the directories named by CORPUS_CUDA_INCLUDE (colon-separated),
 for example after
@@ -21,7 +21,7 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-NEEDS_HEADERS = {"cg-tiles.cu", "half-dot.cu", "half-arith.cu", "shfl-wide.cu"}
+NEEDS_HEADERS = {"cg-tiles.cu", "half-dot.cu", "half-arith.cu", "shfl-wide.cu", "bf16-arith.cu"}
 
 
 def include_dirs():

@@ -103,6 +103,7 @@ impl BufferPlan {
             ScalarType::B64 | ScalarType::U64 => ElementType::U64,
             ScalarType::S64 => ElementType::I64,
             ScalarType::F16 => ElementType::F16,
+            ScalarType::Bf16 => ElementType::BF16,
             ScalarType::F32 => ElementType::F32,
             ScalarType::F64 => ElementType::F64,
             _ => ElementType::U8,
@@ -842,13 +843,18 @@ fn scalar_bits(ty: ScalarType, integer: i128, float: Option<f64>) -> Result<u64,
                 // (a TOML float is an f64; an integer converts exactly or
                 // rounds as f64 first, far beyond the half range).
                 ScalarType::F16 => u64::from(warpsim_machine::arith::f64_to_f16(value)),
-                ScalarType::F16x2 => {
-                    return Err(
-                        "a .f16x2 parameter holds two halves and cannot be given as one number; \
+                ScalarType::Bf16 => u64::from(f64_to_bf16(value)),
+                ScalarType::F16x2 | ScalarType::Bf16x2 => {
+                    let two = if ty == ScalarType::F16x2 {
+                        "two halves"
+                    } else {
+                        "two bfloat16 values"
+                    };
+                    return Err(format!(
+                        "a .{ty} parameter holds {two} and cannot be given as one number; \
                          declare it .b32 and pass the bits of the pair as an integer \
                          (element 0 in the low 16 bits)"
-                            .to_string(),
-                    )
+                    ));
                 }
                 _ => value.to_bits(),
             })
@@ -1278,11 +1284,27 @@ mod tests {
 
     #[test]
     fn half_pairs_are_refused() {
-        for float in [Some(1.0), None] {
-            let message = scalar_bits(ScalarType::F16x2, 1, float).unwrap_err();
-            assert!(message.contains(".f16x2"), "{message}");
-            assert!(message.contains(".b32"), "{message}");
+        for ty in [ScalarType::F16x2, ScalarType::Bf16x2] {
+            for float in [Some(1.0), None] {
+                let message = scalar_bits(ty, 1, float).unwrap_err();
+                assert!(message.contains(&format!(".{ty} ")), "{message}");
+                assert!(message.contains(".b32"), "{message}");
+            }
         }
+    }
+
+    /// A `.bf16` parameter is the number rounded once to the nearest
+    /// bfloat16, ties to even, not an `f64`'s bits.
+    #[test]
+    fn bfloat16_parameters_round_to_nearest_even() {
+        let bfloat = |value: f64| scalar_bits(ScalarType::Bf16, 0, Some(value)).unwrap();
+        assert_eq!(bfloat(1.0), 0x3f80);
+        assert_eq!(bfloat(-2.5), 0xc020);
+        // 1 + 2^-8 is halfway between 1 and 1 + 2^-7: even (1.0) wins.
+        assert_eq!(bfloat(1.0 + 2f64.powi(-8)), 0x3f80);
+        assert_eq!(bfloat(1.0 + 3.0 * 2f64.powi(-8)), 0x3f82);
+        assert_eq!(bfloat(1e39), 0x7f80);
+        assert_eq!(scalar_bits(ScalarType::Bf16, 257, None).unwrap(), 0x4380);
     }
 
     #[test]

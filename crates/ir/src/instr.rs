@@ -89,6 +89,11 @@ pub enum BinaryOp {
     Rem,
     Min,
     Max,
+    /// `min.NaN`, `max.NaN` (half types): as `min` and `max`, except that
+    /// a NaN operand makes the result the canonical NaN rather than giving
+    /// the other operand (`__hmin_nan`, `__hmax_nan`).
+    MinNan,
+    MaxNan,
     And,
     Or,
     Xor,
@@ -98,7 +103,7 @@ pub enum BinaryOp {
 }
 
 impl BinaryOp {
-    pub const ALL: [BinaryOp; 14] = [
+    pub const ALL: [BinaryOp; 16] = [
         BinaryOp::Add,
         BinaryOp::Sub,
         BinaryOp::Mul,
@@ -108,6 +113,8 @@ impl BinaryOp {
         BinaryOp::Rem,
         BinaryOp::Min,
         BinaryOp::Max,
+        BinaryOp::MinNan,
+        BinaryOp::MaxNan,
         BinaryOp::And,
         BinaryOp::Or,
         BinaryOp::Xor,
@@ -154,6 +161,9 @@ pub enum MulAddMode {
     Wide,
     /// Float, one rounding to nearest (`fma.rn`).
     Fused,
+    /// Half types, one rounding to nearest, then a negative result becomes
+    /// +0 and a NaN the canonical NaN (`fma.rn.relu`, `__hfma_relu`).
+    FusedRelu,
     /// Float, one rounding toward zero, down or up (`fma.rz`, `.rm`, `.rp`).
     FusedDirected(Rounding),
 }
@@ -610,6 +620,17 @@ pub enum Op {
         dst: RegId,
         src: Operand,
     },
+    /// `cvt.rounding.dst_ty.f32 dst, a, b` with `dst_ty` a pair (`.f16x2`,
+    /// `.bf16x2`): two `.f32` values rounded into one register, `a` into
+    /// the upper 16 bits (element 1) and `b` into the lower (element 0),
+    /// PTX's order (`__floats2bfloat162_rn(x, y)` passes `y, x`).
+    CvtPair {
+        dst_ty: ScalarType,
+        rounding: Rounding,
+        dst: RegId,
+        a: Operand,
+        b: Operand,
+    },
     /// `ld.space[.order][.vN].ty`: one register per vector element.
     Load {
         space: StateSpace,
@@ -872,6 +893,7 @@ impl Op {
             | Op::Set { dst, .. }
             | Op::Selp { dst, .. }
             | Op::Cvt { dst, .. }
+            | Op::CvtPair { dst, .. }
             | Op::Cvta { dst, .. }
             | Op::BitFieldExtract { dst, .. }
             | Op::BitFieldInsert { dst, .. }

@@ -457,9 +457,13 @@ fn binary_known(
             },
             _ => KnownBits::UNKNOWN,
         },
-        BinaryOp::Min | BinaryOp::Max | BinaryOp::Div | BinaryOp::Rem | BinaryOp::MulHi => {
-            KnownBits::UNKNOWN
-        }
+        BinaryOp::Min
+        | BinaryOp::Max
+        | BinaryOp::MinNan
+        | BinaryOp::MaxNan
+        | BinaryOp::Div
+        | BinaryOp::Rem
+        | BinaryOp::MulHi => KnownBits::UNKNOWN,
     }
 }
 

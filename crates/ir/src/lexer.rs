@@ -216,6 +216,9 @@ fn lex_number(chars: &[char], index: &mut usize) -> Result<TokenKind, String> {
             *index += 1;
         }
         let digits: String = chars[digits_start..*index].iter().collect();
+        if marker == 'x' {
+            skip_unsigned_suffix(chars, index);
+        }
         if *index < chars.len() && is_word_char(chars[*index]) {
             return Err(format!(
                 "malformed number: unexpected `{}` after `{}`",
@@ -271,6 +274,9 @@ fn lex_number(chars: &[char], index: &mut usize) -> Result<TokenKind, String> {
         }
     }
     let text: String = chars[start..*index].iter().collect();
+    if !is_float {
+        skip_unsigned_suffix(chars, index);
+    }
     if *index < chars.len() && is_word_char(chars[*index]) {
         return Err(format!(
             "malformed number: unexpected `{}` after `{text}`",
@@ -289,6 +295,15 @@ fn lex_number(chars: &[char], index: &mut usize) -> Result<TokenKind, String> {
     }
 }
 
+/// PTX marks an integer literal unsigned with a `U` after its digits
+/// (`mov.b16 one, 0x3f80U;` in `cuda_bf16.h`'s inline PTX). The value is the
+/// same either way: the instruction's type says how its bits are read.
+fn skip_unsigned_suffix(chars: &[char], index: &mut usize) {
+    if chars.get(*index) == Some(&'U') {
+        *index += 1;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -300,5 +315,31 @@ mod tests {
         assert_eq!(long, format!("`{}…`", "w".repeat(MAX_QUOTED_CHARS)));
         let string = TokenKind::String("é".repeat(100)).describe();
         assert_eq!(string.chars().count(), MAX_QUOTED_CHARS + 3);
+    }
+
+    /// `0x3f80U` and `7U` are the integers 0x3f80 and 7; a `U` inside a
+    /// number, or after a float, is still an error.
+    #[test]
+    fn integers_take_an_unsigned_suffix() {
+        let kinds = |text: &str| {
+            tokenize("t", text).map(|tokens| {
+                tokens
+                    .into_iter()
+                    .map(|token| token.kind)
+                    .collect::<Vec<_>>()
+            })
+        };
+        assert_eq!(
+            kinds("0x3f80U, 7U").unwrap(),
+            [
+                TokenKind::Integer(0x3f80),
+                TokenKind::Punct(','),
+                TokenKind::Integer(7),
+                TokenKind::End
+            ]
+        );
+        for bad in ["0x3fU0", "7UU", "1.5U", "0f3F800000U"] {
+            assert!(kinds(bad).is_err(), "{bad}");
+        }
     }
 }

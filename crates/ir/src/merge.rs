@@ -974,7 +974,10 @@ pub fn read_registers(instr: &Instr) -> Vec<RegId> {
     };
     let mut address = None;
     match &instr.op {
-        Op::Binary { a, b, .. } | Op::Mul24 { a, b, .. } | Op::CopySign { a, b, .. } => {
+        Op::Binary { a, b, .. }
+        | Op::Mul24 { a, b, .. }
+        | Op::CopySign { a, b, .. }
+        | Op::CvtPair { a, b, .. } => {
             operand(a);
             operand(b);
         }

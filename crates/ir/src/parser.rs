@@ -1184,6 +1184,8 @@ impl<'a> Parser<'a> {
             "sub" => binary(BinaryOp::Sub),
             "div" => binary(BinaryOp::Div),
             "rem" => binary(BinaryOp::Rem),
+            "min" if mods.take("NaN") => binary(BinaryOp::MinNan),
+            "max" if mods.take("NaN") => binary(BinaryOp::MaxNan),
             "min" => binary(BinaryOp::Min),
             "max" => binary(BinaryOp::Max),
             "and" => binary(BinaryOp::And),
@@ -1265,6 +1267,9 @@ impl<'a> Parser<'a> {
                     MulAddMode::Hi
                 } else if mods.take("wide") {
                     MulAddMode::Wide
+                } else if mods.take("relu") {
+                    // `fma.rn.relu`: `.rn` is taken with the float modes below.
+                    MulAddMode::FusedRelu
                 } else if let Some(rounding) = mods.take_map(|m| match m {
                     "rz" => Some(Rounding::Rz),
                     "rm" => Some(Rounding::Rm),
@@ -1278,7 +1283,10 @@ impl<'a> Parser<'a> {
                 let saturate = mods.take("sat");
                 mods.take_float_modes();
                 let ty = self.take_type(mods, opcode)?;
-                let fused = matches!(mode, MulAddMode::Fused | MulAddMode::FusedDirected(_));
+                let fused = matches!(
+                    mode,
+                    MulAddMode::Fused | MulAddMode::FusedRelu | MulAddMode::FusedDirected(_)
+                );
                 if fused != ty.is_float() {
                     return Err(self.error_at(
                         opcode,
@@ -1380,6 +1388,9 @@ impl<'a> Parser<'a> {
                 let saturate = mods.take("sat");
                 let dst_ty = self.take_type(mods, opcode)?;
                 let src_ty = self.take_type(mods, opcode)?;
+                if dst_ty.is_half_pair() {
+                    return self.parse_cvt_pair(scope, dst_ty, src_ty, rounding, saturate, opcode);
+                }
                 let dst = self.parse_destination(scope)?;
                 let [src] = self.parse_sources(scope, [src_ty])?;
                 Ok(Op::Cvt {
@@ -1457,8 +1468,12 @@ impl<'a> Parser<'a> {
                     .unwrap_or(StateSpace::Generic);
                 // Ordering and scope qualifiers of atomics are accepted; atomics are
                 // performed at once in the machine, which is stronger than any of them.
+                // `.noftz` is how the half-precision atomics are spelled
+                // (`atom.add.noftz.bf16`); the machine never flushes
+                // subnormals, so it changes nothing (the lowering refuses
+                // atomics on halves with a message of its own).
                 for qualifier in [
-                    "relaxed", "acquire", "release", "acq_rel", "cta", "gpu", "sys",
+                    "relaxed", "acquire", "release", "acq_rel", "cta", "gpu", "sys", "noftz",
                 ] {
                     mods.take(qualifier);
                 }
@@ -1988,6 +2003,44 @@ impl<'a> Parser<'a> {
 
     /// `mov.ty d, a`, and the vector forms that pack or unpack two or four
     /// elements in braces: `mov.b64 %rd1, {%r1, %r2}`, `mov.b64 {%r1, _}, %rd1`.
+    /// `cvt.rn.bf16x2.f32 d, a, b` (or `.f16x2`): the rest of a `cvt` whose
+    /// destination is a pair, after its types. PTX defines it for two `.f32`
+    /// sources only, with a rounding and without `.sat`.
+    fn parse_cvt_pair(
+        &mut self,
+        scope: &KernelScope,
+        dst_ty: ScalarType,
+        src_ty: ScalarType,
+        rounding: Option<Rounding>,
+        saturate: bool,
+        opcode: &Token,
+    ) -> Result<Op> {
+        if src_ty != ScalarType::F32 {
+            return Err(self.error_at(
+                opcode,
+                format!("`cvt` to `.{dst_ty}` converts two `.f32` values, not `.{src_ty}`"),
+            ));
+        }
+        if saturate {
+            return Err(self.error_at(opcode, format!("`cvt` to `.{dst_ty}` has no `.sat` form")));
+        }
+        let Some(rounding) = rounding else {
+            return Err(self.error_at(
+                opcode,
+                format!("`cvt` to `.{dst_ty}` needs a rounding such as `.rn`"),
+            ));
+        };
+        let dst = self.parse_destination(scope)?;
+        let [a, b] = self.parse_sources(scope, [src_ty, src_ty])?;
+        Ok(Op::CvtPair {
+            dst_ty,
+            rounding,
+            dst,
+            a,
+            b,
+        })
+    }
+
     fn parse_mov(&mut self, scope: &KernelScope, ty: ScalarType, opcode: &Token) -> Result<Op> {
         let element = |parser: &Self, count: usize| {
             Op::vector_element_type(ty, count).ok_or_else(|| {
@@ -2265,13 +2318,12 @@ impl<'a> Parser<'a> {
             // PTX has no `.f16` literals: halves are moved as bits
             // (`mov.b16 %rs1, 0x3C00`), and reading a decimal as a half
             // would need a rounding of its own.
-            TypeKind::Float if ty == ScalarType::F16 => Err(self.error_at(
+            TypeKind::Float if ty.is_half() => Err(self.error_at(
                 &token,
-                "a `.f16` operand cannot be a literal: move its bits with `mov.b16`",
-            )),
-            TypeKind::Float if ty == ScalarType::F16x2 => Err(self.error_at(
-                &token,
-                "a `.f16x2` operand cannot be a literal: move its bits with `mov.b32`",
+                format!(
+                    "a `.{ty}` operand cannot be a literal: move its bits with `mov.b{}`",
+                    ty.bits()
+                ),
             )),
             TypeKind::Float => {
                 let text = match &token.kind {

@@ -184,6 +184,8 @@ fn write_instruction(out: &mut String, kernel: &Kernel, instr: &Instr) -> fmt::R
                 BinaryOp::Rem => "rem",
                 BinaryOp::Min => "min",
                 BinaryOp::Max => "max",
+                BinaryOp::MinNan => "min.NaN",
+                BinaryOp::MaxNan => "max.NaN",
                 BinaryOp::And => "and",
                 BinaryOp::Or => "or",
                 BinaryOp::Xor => "xor",
@@ -234,6 +236,7 @@ fn write_instruction(out: &mut String, kernel: &Kernel, instr: &Instr) -> fmt::R
                 MulAddMode::Hi => "mad.hi".to_string(),
                 MulAddMode::Wide => "mad.wide".to_string(),
                 MulAddMode::Fused => "fma.rn".to_string(),
+                MulAddMode::FusedRelu => "fma.rn.relu".to_string(),
                 MulAddMode::FusedDirected(rounding) => format!("fma.{}", rounding.name()),
             };
             let sat = if *saturate { ".sat" } else { "" };
@@ -325,6 +328,20 @@ fn write_instruction(out: &mut String, kernel: &Kernel, instr: &Instr) -> fmt::R
             }
             write!(out, ".{dst_ty}.{src_ty} {}, {}", reg(*dst), operand(src))
         }
+        Op::CvtPair {
+            dst_ty,
+            rounding,
+            dst,
+            a,
+            b,
+        } => write!(
+            out,
+            "cvt.{}.{dst_ty}.f32 {}, {}, {}",
+            rounding.name(),
+            reg(*dst),
+            operand(a),
+            operand(b)
+        ),
         Op::Load {
             space,
             order,
@@ -373,7 +390,10 @@ fn write_instruction(out: &mut String, kernel: &Kernel, instr: &Instr) -> fmt::R
             if *space != StateSpace::Generic {
                 write!(out, ".{}", space.name())?;
             }
-            write!(out, ".{}.{ty} ", op.name())?;
+            // PTX spells the half-precision additions `.noftz`; the IR
+            // keeps no trace of it, and writes it back for those types.
+            let noftz = if ty.is_half() { ".noftz" } else { "" };
+            write!(out, ".{}{noftz}.{ty} ", op.name())?;
             if let Some(dst) = dst {
                 write!(out, "{}, ", reg(*dst))?;
             }

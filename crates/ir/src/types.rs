@@ -25,6 +25,12 @@ pub enum ScalarType {
     /// Two halves in 32 bits (`add.f16x2`), element 0 in the low 16 bits:
     /// an arithmetic type of `add sub mul fma neg abs min max` only.
     F16x2,
+    /// bfloat16: 1 sign bit, the 8 exponent bits of an `f32` and 7 mantissa
+    /// bits, the upper half of an `f32` (`cvt.rn.bf16.f32`, `add.bf16`).
+    Bf16,
+    /// Two bfloat16 values in 32 bits (`add.bf16x2`), element 0 in the low
+    /// 16 bits, as `.f16x2`.
+    Bf16x2,
     F32,
     F64,
 }
@@ -41,7 +47,7 @@ pub enum TypeKind {
 
 impl ScalarType {
     /// Every type, in the order used for parsing and documentation.
-    pub const ALL: [ScalarType; 17] = [
+    pub const ALL: [ScalarType; 19] = [
         ScalarType::Pred,
         ScalarType::B8,
         ScalarType::B16,
@@ -57,6 +63,8 @@ impl ScalarType {
         ScalarType::S64,
         ScalarType::F16,
         ScalarType::F16x2,
+        ScalarType::Bf16,
+        ScalarType::Bf16x2,
         ScalarType::F32,
         ScalarType::F64,
     ];
@@ -79,6 +87,8 @@ impl ScalarType {
             ScalarType::S64 => "s64",
             ScalarType::F16 => "f16",
             ScalarType::F16x2 => "f16x2",
+            ScalarType::Bf16 => "bf16",
+            ScalarType::Bf16x2 => "bf16x2",
             ScalarType::F32 => "f32",
             ScalarType::F64 => "f64",
         }
@@ -94,11 +104,16 @@ impl ScalarType {
         match self {
             ScalarType::Pred => 0,
             ScalarType::B8 | ScalarType::U8 | ScalarType::S8 => 1,
-            ScalarType::B16 | ScalarType::U16 | ScalarType::S16 | ScalarType::F16 => 2,
+            ScalarType::B16
+            | ScalarType::U16
+            | ScalarType::S16
+            | ScalarType::F16
+            | ScalarType::Bf16 => 2,
             ScalarType::B32
             | ScalarType::U32
             | ScalarType::S32
             | ScalarType::F16x2
+            | ScalarType::Bf16x2
             | ScalarType::F32 => 4,
             ScalarType::B64 | ScalarType::U64 | ScalarType::S64 | ScalarType::F64 => 8,
         }
@@ -122,10 +137,27 @@ impl ScalarType {
             ScalarType::S8 | ScalarType::S16 | ScalarType::S32 | ScalarType::S64 => {
                 TypeKind::Signed
             }
-            ScalarType::F16 | ScalarType::F16x2 | ScalarType::F32 | ScalarType::F64 => {
-                TypeKind::Float
-            }
+            ScalarType::F16
+            | ScalarType::F16x2
+            | ScalarType::Bf16
+            | ScalarType::Bf16x2
+            | ScalarType::F32
+            | ScalarType::F64 => TypeKind::Float,
         }
+    }
+
+    /// The 16-bit float types and their pairs (`.f16 .f16x2 .bf16 .bf16x2`),
+    /// which PTX moves as bits and the machine computes with on its own.
+    pub fn is_half(self) -> bool {
+        matches!(
+            self,
+            ScalarType::F16 | ScalarType::F16x2 | ScalarType::Bf16 | ScalarType::Bf16x2
+        )
+    }
+
+    /// A pair of 16-bit floats in 32 bits (`.f16x2`, `.bf16x2`).
+    pub fn is_half_pair(self) -> bool {
+        matches!(self, ScalarType::F16x2 | ScalarType::Bf16x2)
     }
 
     pub fn is_float(self) -> bool {

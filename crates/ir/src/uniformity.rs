@@ -649,7 +649,9 @@ impl<'a> Analysis<'a> {
                 first(&[*a, *b]).or_else(|| combine.as_ref().and_then(|(_, p)| predicate(p)))
             }
             Op::FunnelShift { a, b, c, .. } | Op::Lop3 { a, b, c, .. } => first(&[*a, *b, *c]),
-            Op::Mul24 { a, b, .. } | Op::CopySign { a, b, .. } => first(&[*a, *b]),
+            Op::Mul24 { a, b, .. } | Op::CopySign { a, b, .. } | Op::CvtPair { a, b, .. } => {
+                first(&[*a, *b])
+            }
             Op::Sad { a, b, c, .. } => first(&[*a, *b, *c]),
             Op::Testp { a, .. } => first(&[*a]),
             Op::Pack { src, .. } => first(src),

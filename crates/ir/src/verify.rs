@@ -210,6 +210,8 @@ impl Checker<'_> {
                     BinaryOp::MulHi | BinaryOp::MulWide | BinaryOp::Rem => {
                         matches!(ty.kind(), TypeKind::Unsigned | TypeKind::Signed)
                     }
+                    // PTX has `min.NaN` for `.f32` and the half types.
+                    BinaryOp::MinNan | BinaryOp::MaxNan => ty.is_half() || ty == ScalarType::F32,
                     BinaryOp::And | BinaryOp::Or | BinaryOp::Xor => !ty.is_float(),
                     BinaryOp::Shl | BinaryOp::Shr => ty.is_integer(),
                 };
@@ -277,7 +279,7 @@ impl Checker<'_> {
                 let saturable = match mode {
                     MulAddMode::Hi => ty == ScalarType::S32,
                     MulAddMode::Fused | MulAddMode::FusedDirected(_) => ty == ScalarType::F32,
-                    MulAddMode::Lo | MulAddMode::Wide => false,
+                    MulAddMode::Lo | MulAddMode::Wide | MulAddMode::FusedRelu => false,
                 };
                 if *saturate && !saturable {
                     self.problem(format!(
@@ -289,6 +291,9 @@ impl Checker<'_> {
                     MulAddMode::Fused | MulAddMode::FusedDirected(_) if !ty.is_float() => {
                         self.problem(format!("`fma` is not defined for `.{ty}`"))
                     }
+                    MulAddMode::FusedRelu if !ty.is_half() => self.problem(format!(
+                        "`fma.rn.relu` is defined for `.f16`, `.f16x2`, `.bf16` and `.bf16x2`, not `.{ty}`"
+                    )),
                     MulAddMode::Lo | MulAddMode::Hi | MulAddMode::Wide
                         if !matches!(ty.kind(), TypeKind::Unsigned | TypeKind::Signed) =>
                     {
@@ -319,12 +324,21 @@ impl Checker<'_> {
                 combine,
             } => {
                 self.check_comparison(*cmp, *src_ty, "set");
-                if *src_ty == ScalarType::F16x2 {
-                    self.problem("`set` does not compare `.f16x2` pairs".to_string());
-                }
-                if !matches!(dst_ty, ScalarType::U32 | ScalarType::S32 | ScalarType::F32) {
+                // A half type as the destination is the result of comparing
+                // that same type: 1.0 or 0.0 per element (`set.eq.bf16x2.bf16x2`).
+                if dst_ty.is_half() {
+                    if dst_ty != src_ty {
+                        self.problem(format!(
+                            "`set` writes `.{dst_ty}` only from a comparison of `.{dst_ty}`, not `.{src_ty}`"
+                        ));
+                    }
+                } else if src_ty.is_half_pair() {
                     self.problem(format!(
-                        "`set` writes `.u32`, `.s32` or `.f32`, not `.{dst_ty}`"
+                        "`set` compares `.{src_ty}` pairs into `.{src_ty}` only, not `.{dst_ty}`"
+                    ));
+                } else if !matches!(dst_ty, ScalarType::U32 | ScalarType::S32 | ScalarType::F32) {
+                    self.problem(format!(
+                        "`set` writes `.u32`, `.s32`, `.f32` or a half type, not `.{dst_ty}`"
                     ));
                 }
                 self.expect_register(*dst, *dst_ty, "destination");
@@ -391,6 +405,28 @@ impl Checker<'_> {
                 self.expect_register(*dst, *dst_ty, "destination");
                 self.expect_operand(src, *src_ty, "source");
             }
+            Op::CvtPair {
+                dst_ty,
+                rounding,
+                dst,
+                a,
+                b,
+            } => {
+                if !dst_ty.is_half_pair() {
+                    self.problem(format!(
+                        "`cvt` of two values writes `.f16x2` or `.bf16x2`, not `.{dst_ty}`"
+                    ));
+                }
+                if !matches!(rounding, Rounding::Rn | Rounding::Rz) {
+                    self.problem(format!(
+                        "`cvt` to `.{dst_ty}` rounds with `.rn` or `.rz`, not `.{}`",
+                        rounding.name()
+                    ));
+                }
+                self.expect_register(*dst, *dst_ty, "destination");
+                self.expect_operand(a, ScalarType::F32, "first source");
+                self.expect_operand(b, ScalarType::F32, "second source");
+            }
             Op::Load {
                 space,
                 ty,
@@ -442,6 +478,8 @@ impl Checker<'_> {
                 let ty = *ty;
                 let size = ty.size_bytes();
                 let valid = match op {
+                    // PTX defines `atom.add.noftz` on the half types too; the
+                    // lowering says that the machine does not have it.
                     AtomOp::Add => {
                         matches!(
                             ty,
@@ -450,7 +488,7 @@ impl Checker<'_> {
                                 | ScalarType::U64
                                 | ScalarType::F32
                                 | ScalarType::F64
-                        )
+                        ) || ty.is_half()
                     }
                     AtomOp::Min | AtomOp::Max => {
                         matches!(

@@ -10,7 +10,7 @@
 
 use warpsim_ir::{CmpOp, Rounding};
 
-use crate::program::{FloatType, IntType, NumberType};
+use crate::program::{Bf16Source, FloatType, HalfFormat, IntType, NumberType};
 
 /// The mask of the low `bits` bits.
 #[inline(always)]
@@ -831,7 +831,8 @@ pub fn f16_compare(cmp: CmpOp, a: u64, b: u64) -> bool {
 }
 
 /// `.f16x2` (two halves in 32 bits, element 0 in the low 16): `f` on each
-/// element pair of `a` and `b`; the bits above the pair are zero.
+/// element pair of `a` and `b`; the bits above the pair are zero. The
+/// elements are only split and joined here, so `.bf16x2` uses it too.
 #[inline(always)]
 pub fn f16x2_binary(a: u64, b: u64, f: impl Fn(u64, u64) -> u64) -> u64 {
     f16x2_ternary(a, b, 0, |x, y, _| f(x, y))
@@ -850,6 +851,336 @@ pub fn f16x2_ternary(a: u64, b: u64, c: u64, f: impl Fn(u64, u64, u64) -> u64) -
     let low = f(a & 0xffff, b & 0xffff, c & 0xffff);
     let high = f((a >> 16) & 0xffff, (b >> 16) & 0xffff, (c >> 16) & 0xffff);
     (low & 0xffff) | (high & 0xffff) << 16
+}
+
+/// `min.NaN.f16`: as [`f16_min`], except that a NaN operand gives the
+/// canonical NaN (`__hmin_nan`).
+pub fn f16_min_nan(a: u64, b: u64) -> u64 {
+    if f16_is_nan(a) || f16_is_nan(b) {
+        0x7fff
+    } else {
+        f16_min(a, b)
+    }
+}
+
+/// `max.NaN.f16`: as [`f16_max`], except that a NaN operand gives the
+/// canonical NaN (`__hmax_nan`).
+pub fn f16_max_nan(a: u64, b: u64) -> u64 {
+    if f16_is_nan(a) || f16_is_nan(b) {
+        0x7fff
+    } else {
+        f16_max(a, b)
+    }
+}
+
+/// The `.relu` of `fma.rn.relu` on a 16-bit result: a negative result,
+/// -0 included, becomes +0. A NaN result is already the canonical NaN
+/// `0x7fff`, whose sign bit is clear, so it stays the canonical NaN, as PTX
+/// says it must.
+#[inline(always)]
+fn relu_16(bits: u64) -> u64 {
+    if bits & 0x8000 != 0 {
+        0
+    } else {
+        bits
+    }
+}
+
+/// `fma.rn.relu.f16`: [`f16_fma`], then negative results become +0.
+pub fn f16_fma_relu(a: u64, b: u64, c: u64) -> u64 {
+    relu_16(f16_fma(a, b, c))
+}
+
+// ---------------------------------------------------------------------------
+// bfloat16 arithmetic (`.bf16`, `.bf16x2`), and rounding to either 16-bit
+// format with any of the float roundings.
+
+/// A bfloat16 register's value: every bfloat16 is exactly an `f32`, and so
+/// an `f64`.
+#[inline(always)]
+fn bf16_value(bfloat: u64) -> f64 {
+    f64::from(bf16_to_f32(bfloat as u16))
+}
+
+/// Whether the low 16 bits of a lane are a bfloat16 NaN.
+#[inline(always)]
+fn bf16_is_nan(a: u64) -> bool {
+    a & 0x7fff > 0x7f80
+}
+
+/// `x + y` rounded to odd: the exact sum where `f64` holds it, otherwise
+/// the one of its two `f64` neighbours whose last mantissa bit is 1.
+/// Rounding that to a format at least two bits narrower than `f64` gives
+/// what rounding the exact sum would, with any rounding mode (Boldo and
+/// Melquiond, "Emulation of FMA and correctly rounded sums: proved
+/// algorithms using rounding to odd", IEEE Transactions on Computers,
+/// 2008): an odd `f64` is never a rounding boundary of the narrow format,
+/// so it lies on the same side of every boundary as the exact sum. The sum
+/// rounded to nearest would not do: a value just past a bfloat16 midpoint
+/// can round to the midpoint itself and then go the wrong way, as the
+/// product 1 + 2^-3 + 2^-8 (a midpoint) plus 2^-100 does. Infinite and NaN
+/// sums are returned as they are.
+pub fn f64_add_to_odd(x: f64, y: f64) -> f64 {
+    let sum = x + y;
+    if !sum.is_finite() {
+        return sum;
+    }
+    // TwoSum (Knuth): `error` is exactly `x + y - sum`. No step overflows
+    // for bfloat16 values and their products, which stay below 2^257.
+    let y_part = sum - x;
+    let x_part = sum - y_part;
+    let error = (x - x_part) + (y - y_part);
+    if error == 0.0 || sum.to_bits() & 1 == 1 {
+        return sum;
+    }
+    // The exact sum lies strictly between `sum`, whose last bit is 0, and
+    // its neighbour toward `error`, whose last bit is 1. A sum of two
+    // floats that rounds to zero is exactly zero, so `sum` is not zero here.
+    if (error > 0.0) == (sum > 0.0) {
+        f64::from_bits(sum.to_bits() + 1)
+    } else {
+        f64::from_bits(sum.to_bits() - 1)
+    }
+}
+
+/// `add.rn.bf16`: the sum rounded once to nearest even. Two bfloat16
+/// values can be 2^260 apart, too far for their sum to be exact in `f64`,
+/// so the sum is rounded to odd first ([`f64_add_to_odd`]).
+pub fn bf16_add(a: u64, b: u64) -> u64 {
+    u64::from(f64_to_bf16(f64_add_to_odd(bf16_value(a), bf16_value(b))))
+}
+
+/// `sub.rn.bf16`: [`bf16_add`] of `a` and `-b`.
+pub fn bf16_sub(a: u64, b: u64) -> u64 {
+    u64::from(f64_to_bf16(f64_add_to_odd(bf16_value(a), -bf16_value(b))))
+}
+
+/// `mul.rn.bf16`: the product of two 8-bit significands has at most 16
+/// bits and lies between 2^-266 and 2^256, so it is exact in `f64`, and
+/// rounding it to a bfloat16 is the only rounding.
+pub fn bf16_mul(a: u64, b: u64) -> u64 {
+    u64::from(f64_to_bf16(bf16_value(a) * bf16_value(b)))
+}
+
+/// `fma.rn.bf16`: `a * b` is exact in `f64` (as in [`bf16_mul`]); adding
+/// `c` is rounded to odd and then to nearest even, which is one rounding of
+/// the exact `a * b + c`.
+pub fn bf16_fma(a: u64, b: u64, c: u64) -> u64 {
+    let product = bf16_value(a) * bf16_value(b);
+    u64::from(f64_to_bf16(f64_add_to_odd(product, bf16_value(c))))
+}
+
+/// `fma.rn.relu.bf16`: [`bf16_fma`], then negative results become +0.
+pub fn bf16_fma_relu(a: u64, b: u64, c: u64) -> u64 {
+    relu_16(bf16_fma(a, b, c))
+}
+
+/// `neg.bf16`: flips the sign bit; a NaN becomes the canonical NaN
+/// `0x7fff`, as `neg.f16` does on an H100 (see [`f16_neg`]; the bfloat16
+/// form has not been measured).
+pub fn bf16_neg(a: u64) -> u64 {
+    if bf16_is_nan(a) {
+        0x7fff
+    } else {
+        (a ^ 0x8000) & 0xffff
+    }
+}
+
+/// `abs.bf16`: clears the sign bit; a NaN becomes the canonical NaN, as
+/// for [`bf16_neg`].
+pub fn bf16_abs(a: u64) -> u64 {
+    if bf16_is_nan(a) {
+        0x7fff
+    } else {
+        a & 0x7fff
+    }
+}
+
+/// The bfloat16 that is exactly the `f32` `value` (its upper half), or
+/// the canonical NaN.
+#[inline(always)]
+fn bf16_of_exact_f32(value: f32) -> u64 {
+    if value.is_nan() {
+        0x7fff
+    } else {
+        u64::from(value.to_bits() >> 16)
+    }
+}
+
+/// `min.bf16`, as [`f32_min`] on the exact `f32` values: a NaN operand
+/// gives the other, two NaNs the canonical NaN, and -0 is below +0.
+pub fn bf16_min(a: u64, b: u64) -> u64 {
+    bf16_of_exact_f32(f32_min(bf16_to_f32(a as u16), bf16_to_f32(b as u16)))
+}
+
+/// `max.bf16`, as [`f32_max`] on the exact `f32` values.
+pub fn bf16_max(a: u64, b: u64) -> u64 {
+    bf16_of_exact_f32(f32_max(bf16_to_f32(a as u16), bf16_to_f32(b as u16)))
+}
+
+/// `min.NaN.bf16`: as [`bf16_min`], except that a NaN operand gives the
+/// canonical NaN.
+pub fn bf16_min_nan(a: u64, b: u64) -> u64 {
+    if bf16_is_nan(a) || bf16_is_nan(b) {
+        0x7fff
+    } else {
+        bf16_min(a, b)
+    }
+}
+
+/// `max.NaN.bf16`: as [`bf16_max`], except that a NaN operand gives the
+/// canonical NaN.
+pub fn bf16_max_nan(a: u64, b: u64) -> u64 {
+    if bf16_is_nan(a) || bf16_is_nan(b) {
+        0x7fff
+    } else {
+        bf16_max(a, b)
+    }
+}
+
+/// `setp.cmp.bf16`: every bfloat16 is exactly an `f32` (its upper half),
+/// so the `f32` comparison is the bfloat16 one.
+pub fn bf16_compare(cmp: CmpOp, a: u64, b: u64) -> bool {
+    let widen = |bfloat: u64| (bfloat & 0xffff) << 16;
+    compare(cmp, NumberType::Float(FloatType::F32), widen(a), widen(b))
+}
+
+/// `value` rounded to the 16-bit float `format` with the float rounding
+/// `rounding` (`.rn` to nearest even, `.rz` toward zero, `.rm` down, `.rp`
+/// up; the integer roundings are read as their float counterparts). `value`
+/// must be the exact value, or the exact value rounded to odd in `f64`
+/// ([`f64_add_to_odd`], [`int_to_f64_odd`]), which rounds the same. NaN
+/// becomes the canonical NaN `0x7fff`. Past the largest finite value, `.rn`
+/// gives infinity, and the directed roundings give infinity or the largest
+/// finite value, whichever lies in their direction. For `.rn` this is
+/// [`f64_to_f16`] and [`f64_to_bf16`], written for any rounding.
+pub fn f64_to_half_rounded(value: f64, format: HalfFormat, rounding: Rounding) -> u16 {
+    let (exponent_bits, mantissa_bits): (i32, i32) = match format {
+        HalfFormat::F16 => (5, 10),
+        HalfFormat::Bf16 => (8, 7),
+    };
+    if value.is_nan() {
+        return 0x7fff;
+    }
+    let negative = value.is_sign_negative();
+    let sign: u32 = if negative { 0x8000 } else { 0 };
+    let infinity: u32 = ((1 << exponent_bits) - 1) << mantissa_bits;
+    let overflow = match rounding {
+        Rounding::Rz | Rounding::Rzi => infinity - 1,
+        Rounding::Rm | Rounding::Rmi if !negative => infinity - 1,
+        Rounding::Rp | Rounding::Rpi if negative => infinity - 1,
+        _ => infinity,
+    };
+    let magnitude = value.abs();
+    if magnitude.is_infinite() {
+        return (sign | infinity) as u16;
+    }
+    if magnitude == 0.0 {
+        return sign as u16;
+    }
+    let bias = (1 << (exponent_bits - 1)) - 1;
+    // The exponent of the leading bit. An `f64` subnormal reads as -1023
+    // here, far below every 16-bit subnormal, and so rounds as it should.
+    let exponent = ((magnitude.to_bits() >> 52) as i32) - 1023;
+    if exponent > bias {
+        return (sign | overflow) as u16;
+    }
+    // Subnormals are multiples of the smallest normal's last bit.
+    let exponent = exponent.max(1 - bias);
+    let last_bit = exponent - mantissa_bits;
+    // Scaling by a power of two is exact, and so are the whole units and
+    // the fraction left over: `scaled` is below 2^(mantissa_bits + 1).
+    let scaled = magnitude * 2f64.powi(-last_bit);
+    let units = scaled.trunc();
+    let rest = scaled - units;
+    let round_up = match rounding {
+        Rounding::Rn | Rounding::Rni => rest > 0.5 || (rest == 0.5 && units % 2.0 == 1.0),
+        Rounding::Rz | Rounding::Rzi => false,
+        Rounding::Rm | Rounding::Rmi => negative && rest > 0.0,
+        Rounding::Rp | Rounding::Rpi => !negative && rest > 0.0,
+    };
+    let units = units as u32 + u32::from(round_up);
+    // A normal value's units include its leading bit, which adds one to the
+    // exponent field written below it; a carry out of the mantissa adds one
+    // more, correctly. Subnormals have exponent field 0 and no leading bit.
+    let bits = (((exponent + bias - 1) as u32) << mantissa_bits) + units;
+    if bits >= infinity {
+        (sign | overflow) as u16
+    } else {
+        (sign | bits) as u16
+    }
+}
+
+/// An integer as an `f64` rounded to odd: exact below 2^53; above, the
+/// leading 53 bits with the last one set if any bit below them was, so
+/// that rounding the result to a 16-bit float (with any rounding) rounds
+/// the integer once (see [`f64_add_to_odd`]).
+pub fn int_to_f64_odd(value: i128) -> f64 {
+    let magnitude = value.unsigned_abs();
+    let width = 128 - magnitude.leading_zeros();
+    let result = if width <= 53 {
+        magnitude as f64
+    } else {
+        let dropped = width - 53;
+        let mut kept = magnitude >> dropped;
+        if magnitude & ((1u128 << dropped) - 1) != 0 {
+            kept |= 1;
+        }
+        // `kept` has 53 bits, exact in `f64`, and the scaling is exact.
+        kept as f64 * 2f64.powi(dropped as i32)
+    };
+    if value < 0 {
+        -result
+    } else {
+        result
+    }
+}
+
+/// `cvt` to `.bf16`: from an integer (`cvt.rn.bf16.s32`), an `.f32` or
+/// `.f64` (`cvt.rz.bf16.f32`), or a bfloat16 rounded to an integral value
+/// (`cvt.rzi.bf16.bf16`, `htrunc`), with one rounding. `.sat` clamps to
+/// [0.0, 1.0], a NaN to 0.0, as on the other float conversions.
+pub fn convert_to_bf16(src: u64, from: Bf16Source, rounding: Rounding, saturate: bool) -> u64 {
+    let value = match from {
+        Bf16Source::Int(ty) => int_to_f64_odd(as_wide(src, ty)),
+        Bf16Source::Float(ty) => float_value(src, ty),
+        // An integral value of a bfloat16 is a bfloat16 (below 2^8 it fits
+        // in 8 bits; above, every bfloat16 is an integer): exact.
+        Bf16Source::Bf16 => round_integral(bf16_value(src), Some(rounding)),
+    };
+    let value = if !saturate {
+        value
+    } else if value.is_nan() {
+        0.0
+    } else {
+        value.clamp(0.0, 1.0)
+    };
+    u64::from(f64_to_half_rounded(value, HalfFormat::Bf16, rounding))
+}
+
+/// `cvt` from `.bf16` to an integer, `.f32` or `.f64`: through `f32`, which
+/// holds every bfloat16, so the one rounding is the `f32` conversion's.
+pub fn convert_from_bf16(
+    src: u64,
+    to: NumberType,
+    rounding: Option<Rounding>,
+    saturate: bool,
+) -> u64 {
+    let single = NumberType::Float(FloatType::F32);
+    convert(
+        f32_bits(bf16_to_f32(src as u16)),
+        single,
+        to,
+        rounding,
+        saturate,
+    )
+}
+
+/// `cvt.rn.bf16x2.f32 d, a, b` (or `.f16x2`, or `.rz`): `a` rounded into
+/// the upper 16 bits and `b` into the lower, PTX's order.
+pub fn convert_pair(a: u64, b: u64, format: HalfFormat, rounding: Rounding) -> u64 {
+    let round = |x: u64| u64::from(f64_to_half_rounded(f64::from(f32_of(x)), format, rounding));
+    round(a) << 16 | round(b)
 }
 
 /// Clamps an exact integer result to the `.s32` range (`.sat`).
@@ -1791,5 +2122,357 @@ mod small_intrinsic_tests {
         let d = |x: f64| x.to_bits();
         assert_eq!(copysign(d(-1e300), d(7.0), FloatType::F64), d(-7.0));
         assert_eq!(copysign(d(0.0), d(-7.0), FloatType::F64), d(7.0));
+    }
+}
+
+/// bfloat16 arithmetic bit for bit (ties to even, overflow, subnormals,
+/// signed zeros, NaN), the rounding of either 16-bit format with every
+/// rounding, and the conversions to and from `.bf16`.
+#[cfg(test)]
+mod bfloat16_tests {
+    use super::test_values::{S32, S64, U64};
+    use super::*;
+
+    const ONE: u64 = 0x3f80;
+    const NAN: u64 = 0x7fff;
+    const INFINITY: u64 = 0x7f80;
+
+    #[test]
+    fn sums_round_once_to_nearest_even() {
+        // 1 + 2^-8 is halfway between 1 and 1 + 2^-7: even (1.0) wins.
+        assert_eq!(bf16_add(ONE, 0x3b80), ONE);
+        // 1 + 2^-7 + 2^-8 is halfway to 1 + 2^-6: the even 0x3f82 wins.
+        assert_eq!(bf16_add(0x3f81, 0x3b80), 0x3f82);
+        assert_eq!(bf16_sub(0x3f81, 0xbb80), 0x3f82);
+        // 256 + 1: the step is 2 there, a tie, to 256 (even).
+        assert_eq!(bf16_add(0x4380, ONE), 0x4380);
+        // Far apart: 1 + 2^-133 is 1.
+        assert_eq!(bf16_add(ONE, 0x0001), ONE);
+        assert_eq!(bf16_sub(ONE, 0x0001), ONE);
+        // The largest finite value plus half its step ties to infinity
+        // (0x7f7f is odd); a quarter step less stays finite.
+        assert_eq!(bf16_add(0x7f7f, 0x7b00), INFINITY);
+        assert_eq!(bf16_add(0x7f7f, 0x7a80), 0x7f7f);
+        assert_eq!(bf16_sub(0xff7f, 0x7b00), 0xff80);
+        // Subnormals are multiples of 2^-133: exact sums, and the largest
+        // subnormal plus the smallest is the smallest normal.
+        assert_eq!(bf16_add(0x0001, 0x0001), 0x0002);
+        assert_eq!(bf16_add(0x007f, 0x0001), 0x0080);
+        assert_eq!(bf16_sub(0x0080, 0x0001), 0x007f);
+        // Signed zeros: -0 + -0 = -0, every other exact zero sum is +0.
+        assert_eq!(bf16_add(0x8000, 0x8000), 0x8000);
+        assert_eq!(bf16_add(0x8000, 0x0000), 0x0000);
+        assert_eq!(bf16_add(ONE, 0xbf80), 0x0000);
+        assert_eq!(bf16_sub(0x8000, 0x0000), 0x8000);
+        assert_eq!(bf16_sub(0x0000, 0x0000), 0x0000);
+        // Infinities and NaNs: the canonical NaN 0x7fff.
+        assert_eq!(bf16_add(INFINITY, 0xff80), NAN);
+        assert_eq!(bf16_sub(INFINITY, INFINITY), NAN);
+        assert_eq!(bf16_add(INFINITY, 0xff7f), INFINITY);
+        assert_eq!(bf16_add(0x7fc0, ONE), NAN);
+        assert_eq!(bf16_add(ONE, 0x7f81), NAN);
+        assert_eq!(bf16_sub(0xffc0, ONE), NAN);
+    }
+
+    #[test]
+    fn products_round_once_to_nearest_even() {
+        // (1 + 2^-4)^2 = 1 + 2^-3 + 2^-8, a tie between 0x3f90 and 0x3f91.
+        assert_eq!(bf16_mul(0x3f88, 0x3f88), 0x3f90);
+        // (1 + 2^-7)^2 = 1 + 2^-6 + 2^-14 rounds down to 1 + 2^-6.
+        assert_eq!(bf16_mul(0x3f81, 0x3f81), 0x3f82);
+        // Into the subnormals: 2^-133 * 0.5 ties to +0 (even), and to -0
+        // with a sign; 2^-133 * 0.75 rounds up; 3 * 2^-134 ties to 2 units.
+        assert_eq!(bf16_mul(0x0001, 0x3f00), 0x0000);
+        assert_eq!(bf16_mul(0x8001, 0x3f00), 0x8000);
+        assert_eq!(bf16_mul(0x0001, 0x3f40), 0x0001);
+        assert_eq!(bf16_mul(0x0003, 0x3f00), 0x0002);
+        // 2^-100 * 2^-100 is far below every subnormal.
+        assert_eq!(bf16_mul(0x0d80, 0x0d80), 0x0000);
+        assert_eq!(bf16_mul(0x0d80, 0x8d80), 0x8000);
+        // Overflow, and the products of infinity.
+        assert_eq!(bf16_mul(0x7f7f, 0x4000), INFINITY);
+        assert_eq!(bf16_mul(0x7f7f, 0xc000), 0xff80);
+        assert_eq!(bf16_mul(INFINITY, 0x8001), 0xff80);
+        assert_eq!(bf16_mul(INFINITY, 0x0000), NAN);
+        assert_eq!(bf16_mul(0x8000, ONE), 0x8000);
+        assert_eq!(bf16_mul(0x7f81, ONE), NAN);
+    }
+
+    #[test]
+    fn fused_multiply_add_rounds_once() {
+        // The product 1 + 2^-3 + 2^-8 is a tie; 2^-100 (0x0d80) added breaks
+        // it upward and -2^-100 downward. Rounding a*b + c to f64 first
+        // loses the 2^-100 and then rounds the tie to even: wrong.
+        assert_eq!(bf16_fma(0x3f88, 0x3f88, 0x0d80), 0x3f91);
+        assert_eq!(bf16_fma(0x3f88, 0x3f88, 0x8d80), 0x3f90);
+        assert_eq!(bf16_fma(0x3f88, 0x3f88, 0x0000), 0x3f90);
+        let naive = 1.0625f64.mul_add(1.0625, 2f64.powi(-100));
+        assert_eq!(f64_to_bf16(naive), 0x3f90);
+        // 1.75 * (37 / 64) = 1 + 3 * 2^-8, the tie between 0x3f81 (odd) and
+        // 0x3f82 (even): alone it goes up, and -2^-100 added keeps it down.
+        assert_eq!(bf16_mul(0x3fe0, 0x3f14), 0x3f82);
+        assert_eq!(bf16_fma(0x3fe0, 0x3f14, 0x8d80), 0x3f81);
+        assert_eq!(bf16_fma(0x3fe0, 0x3f14, 0x0d80), 0x3f82);
+        // fma keeps what mul rounds away: (1 + 2^-7)^2 - (1 + 2^-6) = 2^-14.
+        assert_eq!(bf16_fma(0x3f81, 0x3f81, 0xbf82), 0x3880);
+        // A tiny product beside a large addend, and the reverse.
+        assert_eq!(bf16_fma(0x0001, 0x0001, ONE), ONE);
+        assert_eq!(bf16_fma(0x7f7f, 0x7f7f, 0xff7f), INFINITY);
+        // Signed zeros and special values.
+        assert_eq!(bf16_fma(0x8000, ONE, 0x8000), 0x8000);
+        assert_eq!(bf16_fma(0x8000, ONE, 0x0000), 0x0000);
+        assert_eq!(bf16_fma(INFINITY, 0x0000, ONE), NAN);
+        assert_eq!(bf16_fma(0x7f7f, 0x7f7f, 0xff80), 0xff80);
+        assert_eq!(bf16_fma(INFINITY, ONE, 0xff80), NAN);
+        assert_eq!(bf16_fma(ONE, ONE, 0x7fc0), NAN);
+    }
+
+    #[test]
+    fn relu_makes_negative_results_positive_zero() {
+        assert_eq!(bf16_fma_relu(0xbf80, ONE, 0x0000), 0x0000);
+        assert_eq!(bf16_fma_relu(0x8000, ONE, 0x8000), 0x0000);
+        assert_eq!(bf16_fma_relu(ONE, ONE, ONE), 0x4000);
+        assert_eq!(bf16_fma_relu(INFINITY, 0x0000, ONE), NAN);
+        assert_eq!(bf16_fma_relu(0xff80, ONE, ONE), 0x0000);
+        assert_eq!(f16_fma_relu(0xbc00, 0x3c00, 0x0000), 0x0000);
+        assert_eq!(f16_fma_relu(0x3c00, 0x3c00, 0x3c00), 0x4000);
+        assert_eq!(f16_fma_relu(0x7c00, 0x0000, 0x3c00), 0x7fff);
+    }
+
+    #[test]
+    fn signs_minimum_maximum_and_comparisons() {
+        assert_eq!(bf16_neg(ONE), 0xbf80);
+        assert_eq!(bf16_neg(0x0000), 0x8000);
+        assert_eq!(bf16_neg(0xff80), INFINITY);
+        assert_eq!(bf16_neg(0x7fc1), NAN);
+        assert_eq!(bf16_abs(0xbf80), ONE);
+        assert_eq!(bf16_abs(0x8000), 0x0000);
+        assert_eq!(bf16_abs(0xffc0), NAN);
+        // A NaN operand gives the other; -0 is below +0.
+        assert_eq!(bf16_min(0x7fc0, ONE), ONE);
+        assert_eq!(bf16_max(ONE, 0xff81), ONE);
+        assert_eq!(bf16_min(0x7fc0, 0xffc0), NAN);
+        assert_eq!(bf16_min(0x0000, 0x8000), 0x8000);
+        assert_eq!(bf16_max(0x8000, 0x0000), 0x0000);
+        assert_eq!(bf16_min(0x0001, 0x8001), 0x8001);
+        assert_eq!(bf16_max(0xff80, 0x7f7f), 0x7f7f);
+        // The `.NaN` forms give the canonical NaN instead.
+        assert_eq!(bf16_min_nan(0x7fc0, ONE), NAN);
+        assert_eq!(bf16_max_nan(ONE, 0xff81), NAN);
+        assert_eq!(bf16_max_nan(ONE, 0x4000), 0x4000);
+        assert_eq!(bf16_min_nan(0x0000, 0x8000), 0x8000);
+        assert_eq!(f16_min_nan(0x7e00, 0x3c00), 0x7fff);
+        assert_eq!(f16_max_nan(0x3c00, 0x4000), 0x4000);
+        assert_eq!(f16_min_nan(0x3c00, 0x4000), 0x3c00);
+        // Comparisons: -0 == +0, NaN unordered.
+        assert!(bf16_compare(CmpOp::Lt, ONE, 0x4000));
+        assert!(bf16_compare(CmpOp::Lt, 0xff80, 0x8001));
+        assert!(bf16_compare(CmpOp::Eq, 0x0000, 0x8000));
+        assert!(!bf16_compare(CmpOp::Ne, 0x7fc0, 0x7fc0));
+        assert!(bf16_compare(CmpOp::Nan, 0x7fc0, ONE));
+        assert!(bf16_compare(CmpOp::Ltu, 0x7fc0, ONE));
+        assert!(!bf16_compare(CmpOp::Ge, 0x7fc0, ONE));
+    }
+
+    /// Every positive finite value of a format with `bits` patterns, and
+    /// the points a quarter, a half and three quarters of the way to the
+    /// next: each rounding lands where it must. Checks the general rounding
+    /// against the nearest-even functions too.
+    fn check_every_step(format: HalfFormat, largest: u16, value: impl Fn(u16) -> f64) {
+        let nearest_even = |x: f64| match format {
+            HalfFormat::F16 => f64_to_f16(x),
+            HalfFormat::Bf16 => f64_to_bf16(x),
+        };
+        for bits in 0..largest {
+            let (low, high) = (value(bits), value(bits + 1));
+            for (quarters, nearest) in [(0, bits), (1, bits), (2, bits + (bits & 1)), (3, bits + 1)]
+            {
+                let point = low + (high - low) * f64::from(quarters) / 4.0;
+                let up = if quarters == 0 { bits } else { bits + 1 };
+                for (sign, x) in [(0, point), (0x8000, -point)] {
+                    let round = |rounding| f64_to_half_rounded(x, format, rounding);
+                    assert_eq!(round(Rounding::Rn), nearest | sign, "{x:e}");
+                    assert_eq!(nearest_even(x), nearest | sign, "{x:e}");
+                    assert_eq!(round(Rounding::Rz), bits | sign, "{x:e}");
+                    let (down, upward) = if sign == 0 { (bits, up) } else { (up, bits) };
+                    assert_eq!(round(Rounding::Rm), down | sign, "{x:e}");
+                    assert_eq!(round(Rounding::Rp), upward | sign, "{x:e}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_bfloat16_step_rounds_each_way() {
+        check_every_step(HalfFormat::Bf16, 0x7f7f, |bits| {
+            f64::from(bf16_to_f32(bits))
+        });
+    }
+
+    #[test]
+    fn every_half_step_rounds_each_way() {
+        check_every_step(HalfFormat::F16, 0x7bff, |bits| f64::from(f16_to_f32(bits)));
+    }
+
+    #[test]
+    fn directed_roundings_overflow_toward_their_direction() {
+        let bf16 = |x: f64, rounding| f64_to_half_rounded(x, HalfFormat::Bf16, rounding);
+        assert_eq!(bf16(1e39, Rounding::Rn), 0x7f80);
+        assert_eq!(bf16(1e39, Rounding::Rz), 0x7f7f);
+        assert_eq!(bf16(1e39, Rounding::Rm), 0x7f7f);
+        assert_eq!(bf16(1e39, Rounding::Rp), 0x7f80);
+        assert_eq!(bf16(-1e39, Rounding::Rz), 0xff7f);
+        assert_eq!(bf16(-1e39, Rounding::Rm), 0xff80);
+        assert_eq!(bf16(-1e39, Rounding::Rp), 0xff7f);
+        // Infinity is exact: every rounding keeps it.
+        assert_eq!(bf16(f64::INFINITY, Rounding::Rz), 0x7f80);
+        assert_eq!(bf16(f64::NEG_INFINITY, Rounding::Rp), 0xff80);
+        assert_eq!(bf16(f64::NAN, Rounding::Rz), 0x7fff);
+        // Below the smallest subnormal: zero or the smallest subnormal.
+        assert_eq!(bf16(1e-300, Rounding::Rp), 0x0001);
+        assert_eq!(bf16(-1e-300, Rounding::Rm), 0x8001);
+        assert_eq!(bf16(-1e-300, Rounding::Rz), 0x8000);
+        assert_eq!(bf16(5e-324, Rounding::Rn), 0x0000);
+        let f16 = |x: f64, rounding| f64_to_half_rounded(x, HalfFormat::F16, rounding);
+        assert_eq!(f16(65519.0, Rounding::Rz), 0x7bff);
+        assert_eq!(f16(65536.0, Rounding::Rz), 0x7bff);
+        assert_eq!(f16(65536.0, Rounding::Rn), 0x7c00);
+        assert_eq!(f16(-65536.0, Rounding::Rp), 0xfbff);
+    }
+
+    #[test]
+    fn sums_rounded_to_odd_keep_the_side_of_the_exact_sum() {
+        // Exact sums come back unchanged.
+        assert_eq!(f64_add_to_odd(1.0, 2.0), 3.0);
+        assert_eq!(f64_add_to_odd(-0.0, -0.0).to_bits(), (-0.0f64).to_bits());
+        // 1 + 2^-60 is not an f64: the odd neighbour above 1 stands for it,
+        // and 1 - 2^-60 the odd neighbour below.
+        assert_eq!(f64_add_to_odd(1.0, 2f64.powi(-60)), 1.0 + f64::EPSILON);
+        assert_eq!(
+            f64_add_to_odd(1.0, -2f64.powi(-60)),
+            1.0 - f64::EPSILON / 2.0
+        );
+        assert_eq!(f64_add_to_odd(-1.0, -2f64.powi(-60)), -1.0 - f64::EPSILON);
+        // An odd nearest sum is already the rounding to odd.
+        let odd = 1.0 + f64::EPSILON;
+        assert_eq!(f64_add_to_odd(odd, 2f64.powi(-60)), odd);
+        assert!(f64_add_to_odd(f64::INFINITY, f64::NEG_INFINITY).is_nan());
+    }
+
+    #[test]
+    fn integers_round_to_odd_above_53_bits() {
+        assert_eq!(int_to_f64_odd(0), 0.0);
+        assert_eq!(int_to_f64_odd(-7), -7.0);
+        assert_eq!(int_to_f64_odd(1 << 53), 2f64.powi(53));
+        // 2^53 + 1 lies between 2^53 and 2^53 + 2; the odd one is 2^53 + 2.
+        assert_eq!(int_to_f64_odd((1 << 53) + 1), 2f64.powi(53) + 2.0);
+        assert_eq!(int_to_f64_odd(-(1 << 53) - 1), -(2f64.powi(53) + 2.0));
+        assert_eq!(int_to_f64_odd(i128::from(u64::MAX)), 2f64.powi(64) - 2048.0);
+    }
+
+    #[test]
+    fn conversions_to_bfloat16() {
+        let from_int = |value: i64, ty: IntType, rounding| {
+            convert_to_bf16(value as u64, Bf16Source::Int(ty), rounding, false)
+        };
+        assert_eq!(from_int(3, S32, Rounding::Rn), 0x4040);
+        assert_eq!(from_int(-1, S32, Rounding::Rn), 0xbf80);
+        // 257 is a tie between 256 and 258: even; toward zero 256, up 258.
+        assert_eq!(from_int(257, S32, Rounding::Rn), 0x4380);
+        assert_eq!(from_int(257, S32, Rounding::Rp), 0x4381);
+        assert_eq!(from_int(-257, S32, Rounding::Rm), 0xc381);
+        assert_eq!(from_int(-257, S32, Rounding::Rz), 0xc380);
+        // 2^60 + 2^52 + 1 is just past the tie between 2^60 and 2^60 + 2^53:
+        // up. As an f64 it would be the tie itself, and go down.
+        let past_tie = (1i64 << 60) + (1 << 52) + 1;
+        assert_eq!(from_int(past_tie, S64, Rounding::Rn), 0x5d81);
+        assert_eq!(f64_to_bf16(past_tie as f64), 0x5d80);
+        assert_eq!(from_int(i64::MIN, S64, Rounding::Rn), 0xdf00);
+        assert_eq!(from_int(-1, U64, Rounding::Rn), 0x5f80);
+        assert_eq!(from_int(-1, U64, Rounding::Rz), 0x5f7f);
+        // Floats, rounded once in every mode; .sat clamps to [0, 1].
+        let f32_bits_of = |x: f32| u64::from(x.to_bits());
+        let from_f32 = |x: f32, rounding, saturate| {
+            convert_to_bf16(
+                f32_bits_of(x),
+                Bf16Source::Float(FloatType::F32),
+                rounding,
+                saturate,
+            )
+        };
+        let between = 1.0 + 2f32.powi(-8) + 2f32.powi(-20);
+        assert_eq!(from_f32(between, Rounding::Rn, false), 0x3f81);
+        assert_eq!(from_f32(between, Rounding::Rz, false), 0x3f80);
+        assert_eq!(from_f32(-between, Rounding::Rm, false), 0xbf81);
+        assert_eq!(from_f32(-between, Rounding::Rp, false), 0xbf80);
+        assert_eq!(from_f32(1.5, Rounding::Rn, true), ONE);
+        assert_eq!(from_f32(-3.0, Rounding::Rn, true), 0x0000);
+        assert_eq!(from_f32(f32::NAN, Rounding::Rn, true), 0x0000);
+        assert_eq!(from_f32(f32::NAN, Rounding::Rn, false), NAN);
+        // From f64, one rounding: just past a tie goes up, where rounding
+        // through f32 would make it the tie and go down.
+        let past = 1.0 + 2f64.powi(-8) + 2f64.powi(-40);
+        let from_f64 = convert_to_bf16(
+            past.to_bits(),
+            Bf16Source::Float(FloatType::F64),
+            Rounding::Rn,
+            false,
+        );
+        assert_eq!(from_f64, 0x3f81);
+        // A bfloat16 to an integral bfloat16 (`htrunc`, `hfloor`, ...).
+        let integral =
+            |bits: u64, rounding| convert_to_bf16(bits, Bf16Source::Bf16, rounding, false);
+        assert_eq!(integral(0x4020, Rounding::Rni), 0x4000); // 2.5 to 2 (even)
+        assert_eq!(integral(0x4060, Rounding::Rni), 0x4080); // 3.5 to 4 (even)
+        assert_eq!(integral(0x4020, Rounding::Rpi), 0x4040);
+        assert_eq!(integral(0xc020, Rounding::Rzi), 0xc000);
+        assert_eq!(integral(0xc020, Rounding::Rmi), 0xc040);
+        assert_eq!(integral(0xbf00, Rounding::Rzi), 0x8000); // -0.5 to -0
+        assert_eq!(integral(0x7f7f, Rounding::Rni), 0x7f7f);
+        assert_eq!(integral(0xff80, Rounding::Rzi), 0xff80);
+        assert_eq!(integral(0x7fc0, Rounding::Rzi), NAN);
+    }
+
+    #[test]
+    fn conversions_from_bfloat16_and_into_pairs() {
+        let to_s32 = |bits: u64, rounding| {
+            convert_from_bf16(bits, NumberType::Int(S32), Some(rounding), false)
+        };
+        assert_eq!(to_s32(0x4020, Rounding::Rni), 2);
+        assert_eq!(to_s32(0x4020, Rounding::Rpi), 3);
+        assert_eq!(to_s32(0xc020, Rounding::Rzi), (-2i32) as u32 as u64);
+        assert_eq!(to_s32(0x7fc0, Rounding::Rni), 0);
+        assert_eq!(to_s32(INFINITY, Rounding::Rzi), 0x7fff_ffff);
+        assert_eq!(to_s32(0xff80, Rounding::Rzi), 0x8000_0000);
+        let to_f32 = convert_from_bf16(0x3f81, NumberType::Float(FloatType::F32), None, false);
+        assert_eq!(to_f32, u64::from((1.0f32 + 2f32.powi(-7)).to_bits()));
+        let to_f64 = convert_from_bf16(0x0001, NumberType::Float(FloatType::F64), None, false);
+        assert_eq!(f64::from_bits(to_f64), 2f64.powi(-133));
+        // `a` goes to the upper half, `b` to the lower.
+        let f32_bits_of = |x: f32| u64::from(x.to_bits());
+        let (one, two) = (f32_bits_of(1.0), f32_bits_of(2.0));
+        assert_eq!(
+            convert_pair(one, two, HalfFormat::Bf16, Rounding::Rn),
+            0x3f80_4000
+        );
+        assert_eq!(
+            convert_pair(one, two, HalfFormat::F16, Rounding::Rn),
+            0x3c00_4000
+        );
+        let between = f32_bits_of(1.0 + 2f32.powi(-8) + 2f32.powi(-20));
+        let nan = f32_bits_of(f32::NAN);
+        assert_eq!(
+            convert_pair(between, nan, HalfFormat::Bf16, Rounding::Rz),
+            0x3f80_7fff
+        );
+        assert_eq!(
+            convert_pair(nan, between, HalfFormat::Bf16, Rounding::Rn),
+            0x7fff_3f81
+        );
+        let big = f32_bits_of(1e5);
+        assert_eq!(
+            convert_pair(big, big, HalfFormat::F16, Rounding::Rz),
+            0x7bff_7bff
+        );
     }
 }

@@ -1009,6 +1009,7 @@ fn execute<const HARDWARE_FMA: bool>(
         Kind::HalfUnary { op, packed, dst, a } => half_unary(values, op, packed, dst, a, active),
         Kind::HalfFma {
             packed: false,
+            relu: false,
             dst,
             a,
             b,
@@ -1016,6 +1017,7 @@ fn execute<const HARDWARE_FMA: bool>(
         } => map3(values, dst, a, b, c, active, arith::f16_fma),
         Kind::HalfFma {
             packed: true,
+            relu: false,
             dst,
             a,
             b,
@@ -1023,6 +1025,73 @@ fn execute<const HARDWARE_FMA: bool>(
         } => map3(values, dst, a, b, c, active, |x, y, z| {
             arith::f16x2_ternary(x, y, z, arith::f16_fma)
         }),
+        Kind::HalfFma {
+            packed,
+            relu: true,
+            dst,
+            a,
+            b,
+            c,
+        } => half_fma_relu(values, packed, dst, a, b, c, active),
+        Kind::Bf16Binary {
+            op,
+            packed,
+            dst,
+            a,
+            b,
+        } => bf16_binary(values, op, packed, dst, a, b, active),
+        Kind::Bf16Unary { op, packed, dst, a } => bf16_unary(values, op, packed, dst, a, active),
+        Kind::Bf16Fma {
+            packed,
+            relu,
+            dst,
+            a,
+            b,
+            c,
+        } => bf16_fma(values, packed, relu, dst, a, b, c, active),
+        Kind::Bf16Setp {
+            cmp,
+            dst,
+            dst_not,
+            a,
+            b,
+            combine,
+        } => {
+            let a = lanes(values, a);
+            let b = lanes(values, b);
+            let result = lane_mask(|lane| arith::bf16_compare(cmp, a[lane], b[lane]));
+            set_preds(warp, active, result, dst, dst_not, combine);
+        }
+        Kind::HalfSet {
+            cmp,
+            format,
+            packed,
+            dst,
+            a,
+            b,
+            combine,
+        } => half_set(warp, cmp, format, packed, dst, a, b, combine, active),
+        Kind::CvtToBf16 {
+            from,
+            rounding,
+            saturate,
+            dst,
+            src,
+        } => convert_to_bf16(values, from, rounding, saturate, dst, src, active),
+        Kind::CvtFromBf16 {
+            to,
+            rounding,
+            saturate,
+            dst,
+            src,
+        } => convert_from_bf16(values, to, rounding, saturate, dst, src, active),
+        Kind::CvtPair {
+            format,
+            rounding,
+            dst,
+            a,
+            b,
+        } => convert_pair(values, format, rounding, dst, a, b, active),
         Kind::HalfSetp {
             cmp,
             dst,
@@ -1151,10 +1220,14 @@ fn execute<const HARDWARE_FMA: bool>(
             combine,
         } => {
             let (a, b) = (lanes(values, a), lanes(values, b));
-            let mut result = if half {
-                lane_mask(|lane| arith::f16_compare(cmp, a[lane], b[lane]))
-            } else {
-                compare_lanes(cmp, ty, &a, &b)
+            let mut result = match half {
+                Some(HalfFormat::F16) => {
+                    lane_mask(|lane| arith::f16_compare(cmp, a[lane], b[lane]))
+                }
+                Some(HalfFormat::Bf16) => {
+                    lane_mask(|lane| arith::bf16_compare(cmp, a[lane], b[lane]))
+                }
+                None => compare_lanes(cmp, ty, &a, &b),
             };
             if let Some((op, pred, negated)) = combine {
                 result = combine_bits(op, result, warp.pred_bits(pred, negated));
@@ -2384,7 +2457,201 @@ fn half_binary(
         HalfBinary::Mul => lanes2(values, packed, dst, a, b, active, arith::f16_mul),
         HalfBinary::Min => lanes2(values, packed, dst, a, b, active, arith::f16_min),
         HalfBinary::Max => lanes2(values, packed, dst, a, b, active, arith::f16_max),
+        HalfBinary::MinNan => lanes2(values, packed, dst, a, b, active, arith::f16_min_nan),
+        HalfBinary::MaxNan => lanes2(values, packed, dst, a, b, active, arith::f16_max_nan),
     }
+}
+
+/// `fma.rn.relu.f16` (or, `packed`, `.f16x2`) on the active lanes. Out of
+/// line, as are the bfloat16 operations below, so that the instructions
+/// most kernels run keep the interpreter loop to themselves.
+#[inline(never)]
+fn half_fma_relu(values: &mut [u64], packed: bool, dst: u32, a: u32, b: u32, c: u32, active: u32) {
+    if packed {
+        map3(values, dst, a, b, c, active, |x, y, z| {
+            arith::f16x2_ternary(x, y, z, arith::f16_fma_relu)
+        });
+    } else {
+        map3(values, dst, a, b, c, active, arith::f16_fma_relu);
+    }
+}
+
+/// `.bf16` (or, `packed`, `.bf16x2`) binary arithmetic on the active lanes.
+#[inline(never)]
+fn bf16_binary(
+    values: &mut [u64],
+    op: HalfBinary,
+    packed: bool,
+    dst: u32,
+    a: u32,
+    b: u32,
+    active: u32,
+) {
+    #[inline(always)]
+    fn lanes2(
+        values: &mut [u64],
+        packed: bool,
+        dst: u32,
+        a: u32,
+        b: u32,
+        active: u32,
+        f: impl Fn(u64, u64) -> u64 + Copy,
+    ) {
+        if packed {
+            map2(values, dst, a, b, active, |x, y| {
+                arith::f16x2_binary(x, y, f)
+            });
+        } else {
+            map2(values, dst, a, b, active, f);
+        }
+    }
+    match op {
+        HalfBinary::Add => lanes2(values, packed, dst, a, b, active, arith::bf16_add),
+        HalfBinary::Sub => lanes2(values, packed, dst, a, b, active, arith::bf16_sub),
+        HalfBinary::Mul => lanes2(values, packed, dst, a, b, active, arith::bf16_mul),
+        HalfBinary::Min => lanes2(values, packed, dst, a, b, active, arith::bf16_min),
+        HalfBinary::Max => lanes2(values, packed, dst, a, b, active, arith::bf16_max),
+        HalfBinary::MinNan => lanes2(values, packed, dst, a, b, active, arith::bf16_min_nan),
+        HalfBinary::MaxNan => lanes2(values, packed, dst, a, b, active, arith::bf16_max_nan),
+    }
+}
+
+/// `neg`/`abs` on `.bf16` (or, `packed`, `.bf16x2`) lanes.
+#[inline(never)]
+fn bf16_unary(values: &mut [u64], op: HalfUnary, packed: bool, dst: u32, a: u32, active: u32) {
+    let f = match op {
+        HalfUnary::Neg => arith::bf16_neg,
+        HalfUnary::Abs => arith::bf16_abs,
+    };
+    if packed {
+        map1(values, dst, a, active, |x| arith::f16x2_unary(x, f));
+    } else {
+        map1(values, dst, a, active, f);
+    }
+}
+
+/// `fma.rn[.relu].bf16` (or, `packed`, `.bf16x2`) on the active lanes.
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+fn bf16_fma(
+    values: &mut [u64],
+    packed: bool,
+    relu: bool,
+    dst: u32,
+    a: u32,
+    b: u32,
+    c: u32,
+    active: u32,
+) {
+    let f = if relu {
+        arith::bf16_fma_relu
+    } else {
+        arith::bf16_fma
+    };
+    if packed {
+        map3(values, dst, a, b, c, active, |x, y, z| {
+            arith::f16x2_ternary(x, y, z, f)
+        });
+    } else {
+        map3(values, dst, a, b, c, active, f);
+    }
+}
+
+/// `set.cmp.ty.ty` of a 16-bit float type: each element of the result is
+/// 1.0 in `format` where its comparison (combined with the predicate, if
+/// any) holds, else 0.0.
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+fn half_set(
+    warp: &mut Warp,
+    cmp: warpsim_ir::CmpOp,
+    format: HalfFormat,
+    packed: bool,
+    dst: u32,
+    a: u32,
+    b: u32,
+    combine: Option<(BoolOp, PredReg, bool)>,
+    active: u32,
+) {
+    let (compare, one): (fn(warpsim_ir::CmpOp, u64, u64) -> bool, u64) = match format {
+        HalfFormat::F16 => (arith::f16_compare, 0x3c00),
+        HalfFormat::Bf16 => (arith::bf16_compare, 0x3f80),
+    };
+    let (a, b) = (lanes(&warp.values, a), lanes(&warp.values, b));
+    let predicate = combine.map(|(op, pred, negated)| (op, warp.pred_bits(pred, negated)));
+    let elements = if packed { 2 } else { 1 };
+    // One lane mask per element: where its comparison holds.
+    let mut holds = [0u32; 2];
+    for (element, mask) in holds.iter_mut().enumerate().take(elements) {
+        let shift = 16 * element;
+        *mask = lane_mask(|lane| {
+            compare(
+                cmp,
+                (a[lane] >> shift) & 0xffff,
+                (b[lane] >> shift) & 0xffff,
+            )
+        });
+        if let Some((op, bits)) = predicate {
+            *mask = combine_bits(op, *mask, bits);
+        }
+    }
+    let out = lanes_mut(&mut warp.values, dst);
+    for (lane, out) in out.iter_mut().enumerate() {
+        if active >> lane & 1 != 0 {
+            *out = (0..elements)
+                .filter(|&element| holds[element] >> lane & 1 != 0)
+                .map(|element| one << (16 * element))
+                .sum();
+        }
+    }
+}
+
+/// `cvt` to `.bf16` on the active lanes.
+#[inline(never)]
+fn convert_to_bf16(
+    values: &mut [u64],
+    from: Bf16Source,
+    rounding: warpsim_ir::Rounding,
+    saturate: bool,
+    dst: u32,
+    src: u32,
+    active: u32,
+) {
+    map1(values, dst, src, active, |x| {
+        arith::convert_to_bf16(x, from, rounding, saturate)
+    });
+}
+
+/// `cvt` from `.bf16` on the active lanes.
+#[inline(never)]
+fn convert_from_bf16(
+    values: &mut [u64],
+    to: NumberType,
+    rounding: Option<warpsim_ir::Rounding>,
+    saturate: bool,
+    dst: u32,
+    src: u32,
+    active: u32,
+) {
+    map1(values, dst, src, active, |x| {
+        arith::convert_from_bf16(x, to, rounding, saturate)
+    });
+}
+
+/// `cvt.rn/.rz.f16x2/.bf16x2.f32 d, a, b` on the active lanes.
+#[inline(never)]
+fn convert_pair(
+    values: &mut [u64],
+    format: HalfFormat,
+    rounding: warpsim_ir::Rounding,
+    dst: u32,
+    a: u32,
+    b: u32,
+    active: u32,
+) {
+    map2(values, dst, a, b, active, |x, y| {
+        arith::convert_pair(x, y, format, rounding)
+    });
 }
 
 /// `neg`/`abs` on `.f16` (or, `packed`, `.f16x2`) lanes: sign bits only.

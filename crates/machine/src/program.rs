@@ -229,7 +229,8 @@ pub enum FloatBinary {
     Max,
 }
 
-/// Half-precision (`.f16`, `.f16x2`) binary operations.
+/// Binary operations of the 16-bit float types (`.f16`, `.f16x2`, `.bf16`,
+/// `.bf16x2`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HalfBinary {
     Add,
@@ -237,6 +238,26 @@ pub enum HalfBinary {
     Mul,
     Min,
     Max,
+    /// `min.NaN`, `max.NaN`: a NaN operand gives the canonical NaN.
+    MinNan,
+    MaxNan,
+}
+
+/// The two 16-bit float formats: IEEE half precision (`.f16`: 5 exponent
+/// bits, 10 mantissa bits) and bfloat16 (`.bf16`: 8 and 7).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HalfFormat {
+    F16,
+    Bf16,
+}
+
+/// What a `cvt` to `.bf16` reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bf16Source {
+    Int(IntType),
+    Float(FloatType),
+    /// A bfloat16, rounded to an integral value by an integer rounding.
+    Bf16,
 }
 
 /// The operation of a saturating (`.sat`) instruction.
@@ -250,7 +271,7 @@ pub enum SatOp {
     MulAdd,
 }
 
-/// Half-precision (`.f16`, `.f16x2`) sign operations.
+/// Sign operations of the 16-bit float types.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HalfUnary {
     Neg,
@@ -396,13 +417,86 @@ pub enum Kind {
         dst: ValueReg,
         a: ValueReg,
     },
-    /// `fma.rn.f16` or `fma.rn.f16x2` (`packed`): one rounding.
+    /// `fma.rn.f16` or `fma.rn.f16x2` (`packed`): one rounding; with
+    /// `relu` (`fma.rn.relu`) negative results become +0.
     HalfFma {
         packed: bool,
+        relu: bool,
         dst: ValueReg,
         a: ValueReg,
         b: ValueReg,
         c: ValueReg,
+    },
+    /// bfloat16 arithmetic on the low 16 bits of each lane (`.bf16`), or
+    /// with `packed` on two in the low 32 bits (`.bf16x2`): exact, then
+    /// rounded once to nearest even.
+    Bf16Binary {
+        op: HalfBinary,
+        packed: bool,
+        dst: ValueReg,
+        a: ValueReg,
+        b: ValueReg,
+    },
+    /// `neg`/`abs` on `.bf16` or `.bf16x2` (`packed`).
+    Bf16Unary {
+        op: HalfUnary,
+        packed: bool,
+        dst: ValueReg,
+        a: ValueReg,
+    },
+    /// `fma.rn[.relu].bf16` or `.bf16x2` (`packed`): one rounding.
+    Bf16Fma {
+        packed: bool,
+        relu: bool,
+        dst: ValueReg,
+        a: ValueReg,
+        b: ValueReg,
+        c: ValueReg,
+    },
+    /// `setp.cmp.bf16`.
+    Bf16Setp {
+        cmp: CmpOp,
+        dst: PredReg,
+        dst_not: Option<PredReg>,
+        a: ValueReg,
+        b: ValueReg,
+        combine: Option<(BoolOp, PredReg, bool)>,
+    },
+    /// `set.cmp.ty.ty` with a 16-bit float type `ty` of `format` (`packed`
+    /// for the pairs): 1.0 or 0.0 in that format, element by element
+    /// (`__heq2`, `__hisnan`).
+    HalfSet {
+        cmp: CmpOp,
+        format: HalfFormat,
+        packed: bool,
+        dst: ValueReg,
+        a: ValueReg,
+        b: ValueReg,
+        combine: Option<(BoolOp, PredReg, bool)>,
+    },
+    /// `cvt` to `.bf16`, rounded once.
+    CvtToBf16 {
+        from: Bf16Source,
+        rounding: warpsim_ir::Rounding,
+        saturate: bool,
+        dst: ValueReg,
+        src: ValueReg,
+    },
+    /// `cvt` from `.bf16`: through `f32`, which holds every bfloat16.
+    CvtFromBf16 {
+        to: NumberType,
+        rounding: Option<warpsim_ir::Rounding>,
+        saturate: bool,
+        dst: ValueReg,
+        src: ValueReg,
+    },
+    /// `cvt.rn/.rz.f16x2/.bf16x2.f32 d, a, b`: `a` into the upper half.
+    CvtPair {
+        format: HalfFormat,
+        rounding: warpsim_ir::Rounding,
+        dst: ValueReg,
+        a: ValueReg,
+        b: ValueReg,
     },
     /// `setp.cmp.f16`.
     HalfSetp {
@@ -449,12 +543,13 @@ pub enum Kind {
         b: ValueReg,
         combine: Option<(BoolOp, PredReg, bool)>,
     },
-    /// `set.cmp.dty.sty`: the comparison (of halves when `half`, else of
-    /// `ty`) as all ones or 1.0f (`float_result`), or zero.
+    /// `set.cmp.dty.sty`: the comparison (of 16-bit floats of the format
+    /// `half` when there is one, else of `ty`) as all ones or 1.0f
+    /// (`float_result`), or zero.
     Set {
         cmp: CmpOp,
         ty: NumberType,
-        half: bool,
+        half: Option<HalfFormat>,
         float_result: bool,
         dst: ValueReg,
         a: ValueReg,
@@ -1189,74 +1284,111 @@ impl Lowerer<'_> {
         }
     }
 
-    /// Half-precision arithmetic (`.f16`, `.f16x2`): `Some` kind for the
-    /// operations the machine has, an error for the other half forms, `None`
-    /// for everything else (including `mov`, `ld`, `st`, `selp` of halves,
-    /// which move bits, and `cvt` to and from `.f16`).
+    /// Arithmetic of the 16-bit float types (`.f16`, `.f16x2`, `.bf16`,
+    /// `.bf16x2`): `Some` kind for the operations the machine has, an error
+    /// for the other forms of these types, `None` for everything else
+    /// (including `mov`, `ld`, `st`, `selp` of them, which move bits, and
+    /// `cvt` to and from `.f16`, which `lower_op` handles).
     fn lower_half(&mut self, op: &Op) -> Result<Option<Kind>, LowerError> {
-        let half = |ty: &ScalarType| matches!(ty, ScalarType::F16 | ScalarType::F16x2);
+        let bf16 = |ty: &ScalarType| matches!(ty, ScalarType::Bf16 | ScalarType::Bf16x2);
         let unsupported = |lowerer: &Self, what: &str, ty: &ScalarType| {
             Err(lowerer.error(format!(
-                "{what} is not supported for `.{ty}`; half-precision arithmetic is `add sub mul fma.rn neg abs min max` (and `setp` for `.f16`)"
+                "{what} is not supported for `.{ty}`; half-precision arithmetic is `add sub mul fma.rn neg abs min max`, `fma.rn.relu`, `min.NaN` and `max.NaN`, `set` into the same type, `setp` of `.f16` and `.bf16`, and `cvt` of `.f16` and `.bf16` (and `cvt.rn.f16x2.f32 d, a, b` into pairs)"
             )))
         };
         Ok(Some(match op {
             Op::Binary {
                 op, ty, dst, a, b, ..
-            } if half(ty) => {
+            } if ty.is_half() => {
                 let op = match op {
                     BinaryOp::Add => HalfBinary::Add,
                     BinaryOp::Sub => HalfBinary::Sub,
                     BinaryOp::Mul => HalfBinary::Mul,
                     BinaryOp::Min => HalfBinary::Min,
                     BinaryOp::Max => HalfBinary::Max,
+                    BinaryOp::MinNan => HalfBinary::MinNan,
+                    BinaryOp::MaxNan => HalfBinary::MaxNan,
                     other => return unsupported(self, &format!("`{other:?}`").to_lowercase(), ty),
                 };
-                Kind::HalfBinary {
-                    op,
-                    packed: *ty == ScalarType::F16x2,
-                    dst: self.dst(*dst),
-                    a: self.value(a)?,
-                    b: self.value(b)?,
+                let (packed, dst) = (ty.is_half_pair(), self.dst(*dst));
+                let (a, b) = (self.value(a)?, self.value(b)?);
+                if bf16(ty) {
+                    Kind::Bf16Binary {
+                        op,
+                        packed,
+                        dst,
+                        a,
+                        b,
+                    }
+                } else {
+                    Kind::HalfBinary {
+                        op,
+                        packed,
+                        dst,
+                        a,
+                        b,
+                    }
                 }
             }
             Op::Unary {
                 op: UnaryOp::Mov, ..
             } => return Ok(None),
-            Op::Unary { op, ty, dst, a } if half(ty) => {
+            Op::Unary { op, ty, dst, a } if ty.is_half() => {
                 let op = match op {
                     UnaryOp::Neg => HalfUnary::Neg,
                     UnaryOp::Abs => HalfUnary::Abs,
                     other => return unsupported(self, &format!("`{other:?}`").to_lowercase(), ty),
                 };
-                Kind::HalfUnary {
-                    op,
-                    packed: *ty == ScalarType::F16x2,
-                    dst: self.dst(*dst),
-                    a: self.value(a)?,
+                let (packed, dst, a) = (ty.is_half_pair(), self.dst(*dst), self.value(a)?);
+                if bf16(ty) {
+                    Kind::Bf16Unary { op, packed, dst, a }
+                } else {
+                    Kind::HalfUnary { op, packed, dst, a }
                 }
             }
             Op::MulAdd {
-                mode: MulAddMode::Fused,
+                mode: mode @ (MulAddMode::Fused | MulAddMode::FusedRelu),
                 ty,
                 dst,
                 a,
                 b,
                 c,
                 ..
-            } if half(ty) => Kind::HalfFma {
-                packed: *ty == ScalarType::F16x2,
-                dst: self.dst(*dst),
-                a: self.value(a)?,
-                b: self.value(b)?,
-                c: self.value(c)?,
-            },
-            Op::MulAdd { ty, .. } if half(ty) => {
+            } if ty.is_half() => {
+                let (packed, relu) = (ty.is_half_pair(), *mode == MulAddMode::FusedRelu);
+                let dst = self.dst(*dst);
+                let (a, b, c) = (self.value(a)?, self.value(b)?, self.value(c)?);
+                if bf16(ty) {
+                    Kind::Bf16Fma {
+                        packed,
+                        relu,
+                        dst,
+                        a,
+                        b,
+                        c,
+                    }
+                } else {
+                    Kind::HalfFma {
+                        packed,
+                        relu,
+                        dst,
+                        a,
+                        b,
+                        c,
+                    }
+                }
+            }
+            Op::MulAdd { ty, .. } if ty.is_half() => {
                 return unsupported(self, "`fma` with a directed rounding", ty)
             }
+            Op::MulAdd {
+                mode: MulAddMode::FusedRelu,
+                ty,
+                ..
+            } => return unsupported(self, "`fma.rn.relu`", ty),
             Op::Setp {
                 cmp,
-                ty: ScalarType::F16,
+                ty: ty @ (ScalarType::F16 | ScalarType::Bf16),
                 dst,
                 dst_not,
                 a,
@@ -1264,24 +1396,126 @@ impl Lowerer<'_> {
                 combine,
             } => {
                 let combine = self.combine(combine)?;
-                Kind::HalfSetp {
-                    cmp: *cmp,
-                    dst: self.dst(*dst),
-                    dst_not: dst_not.map(|q| self.dst(q)),
-                    a: self.value(a)?,
-                    b: self.value(b)?,
-                    combine,
+                let (cmp, dst, dst_not) = (*cmp, self.dst(*dst), dst_not.map(|q| self.dst(q)));
+                let (a, b) = (self.value(a)?, self.value(b)?);
+                if *ty == ScalarType::Bf16 {
+                    Kind::Bf16Setp {
+                        cmp,
+                        dst,
+                        dst_not,
+                        a,
+                        b,
+                        combine,
+                    }
+                } else {
+                    Kind::HalfSetp {
+                        cmp,
+                        dst,
+                        dst_not,
+                        a,
+                        b,
+                        combine,
+                    }
                 }
             }
-            Op::Setp { ty, .. } if half(ty) => return unsupported(self, "`setp`", ty),
-            Op::Atom { ty, .. } if half(ty) => return unsupported(self, "`atom`/`red`", ty),
-            Op::Cvt { dst_ty, src_ty, .. }
-                if *dst_ty == ScalarType::F16x2 || *src_ty == ScalarType::F16x2 =>
-            {
-                return unsupported(self, "`cvt`", &ScalarType::F16x2)
+            Op::Setp { ty, .. } if ty.is_half() => return unsupported(self, "`setp`", ty),
+            Op::Set {
+                cmp,
+                dst_ty,
+                src_ty,
+                dst,
+                a,
+                b,
+                combine,
+            } if dst_ty.is_half() && dst_ty == src_ty => Kind::HalfSet {
+                cmp: *cmp,
+                format: if bf16(dst_ty) {
+                    HalfFormat::Bf16
+                } else {
+                    HalfFormat::F16
+                },
+                packed: dst_ty.is_half_pair(),
+                dst: self.dst(*dst),
+                a: self.value(a)?,
+                b: self.value(b)?,
+                combine: self.combine(combine)?,
+            },
+            Op::Set { src_ty, .. } if src_ty.is_half_pair() => {
+                return unsupported(self, "`set` into other types", src_ty)
+            }
+            Op::Atom { ty, .. } if ty.is_half() => return unsupported(self, "`atom`/`red`", ty),
+            Op::Cvt { dst_ty, src_ty, .. } if dst_ty.is_half_pair() || src_ty.is_half_pair() => {
+                let pair = if dst_ty.is_half_pair() {
+                    dst_ty
+                } else {
+                    src_ty
+                };
+                return unsupported(self, "`cvt`", pair);
+            }
+            Op::Cvt {
+                dst_ty,
+                src_ty,
+                rounding,
+                saturate,
+                dst,
+                src,
+            } if *dst_ty == ScalarType::Bf16 || *src_ty == ScalarType::Bf16 => {
+                self.lower_bf16_cvt(*dst_ty, *src_ty, *rounding, *saturate, *dst, src)?
             }
             _ => return Ok(None),
         }))
+    }
+
+    /// `cvt` to or from `.bf16`: from integers, `.f32`, `.f64` with any float
+    /// rounding and to them as `cvt` from `.f32` converts, and from `.bf16`
+    /// to `.bf16` with an integer rounding (`htrunc`, `hfloor`).
+    /// Conversions between `.bf16` and `.f16` are refused.
+    fn lower_bf16_cvt(
+        &mut self,
+        dst_ty: ScalarType,
+        src_ty: ScalarType,
+        rounding: Option<Rounding>,
+        saturate: bool,
+        dst: ir::RegId,
+        src: &Operand,
+    ) -> Result<Kind, LowerError> {
+        let refuse = |lowerer: &Self| {
+            Err(lowerer.error(format!(
+                "`cvt{}.{dst_ty}.{src_ty}` is not supported: `.bf16` converts to and from integers, `.f32` and `.f64`, and to itself with an integer rounding (`.rni .rzi .rmi .rpi`)",
+                rounding.map_or(String::new(), |r| format!(".{}", r.name()))
+            )))
+        };
+        if dst_ty == ScalarType::Bf16 {
+            let integer_rounding = rounding.is_some_and(Rounding::is_integer_rounding);
+            let from = match src_ty {
+                ScalarType::Bf16 if integer_rounding => Bf16Source::Bf16,
+                ScalarType::F32 | ScalarType::F64 if !integer_rounding => {
+                    Bf16Source::Float(Self::float_type(src_ty).unwrap_or(FloatType::F32))
+                }
+                ty if ty.is_integer() && !integer_rounding => Bf16Source::Int(Self::int_type(ty)),
+                _ => return refuse(self),
+            };
+            Ok(Kind::CvtToBf16 {
+                from,
+                // PTX asks for a rounding on every conversion that may
+                // round; one left out is read as to nearest even.
+                rounding: rounding.unwrap_or(Rounding::Rn),
+                saturate,
+                dst: self.dst(dst),
+                src: self.value(src)?,
+            })
+        } else {
+            if !(dst_ty.is_integer() || matches!(dst_ty, ScalarType::F32 | ScalarType::F64)) {
+                return refuse(self);
+            }
+            Ok(Kind::CvtFromBf16 {
+                to: Self::number_type(dst_ty),
+                rounding,
+                saturate,
+                dst: self.dst(dst),
+                src: self.value(src)?,
+            })
+        }
     }
 
     /// `.sat` arithmetic: `add`/`sub` and `mad.hi` of `.s32` clamped to the
@@ -1401,6 +1635,11 @@ impl Lowerer<'_> {
                             BinaryOp::Div => FloatBinary::Div,
                             BinaryOp::Min => FloatBinary::Min,
                             BinaryOp::Max => FloatBinary::Max,
+                            BinaryOp::MinNan | BinaryOp::MaxNan => {
+                                return Err(self.error(format!(
+                                    "`min.NaN` and `max.NaN` are supported for the half types only, not `.{ty}`"
+                                )))
+                            }
                             other => {
                                 return Err(
                                     self.error(format!("`{other:?}` is not defined for floats"))
@@ -1426,6 +1665,11 @@ impl Lowerer<'_> {
                             BinaryOp::Rem => IntBinary::Rem,
                             BinaryOp::Min => IntBinary::Min,
                             BinaryOp::Max => IntBinary::Max,
+                            BinaryOp::MinNan | BinaryOp::MaxNan => {
+                                return Err(self.error(format!(
+                                    "`min.NaN` and `max.NaN` are not defined for `.{ty}`"
+                                )))
+                            }
                             BinaryOp::And => IntBinary::And,
                             BinaryOp::Or => IntBinary::Or,
                             BinaryOp::Xor => IntBinary::Xor,
@@ -1604,14 +1848,16 @@ impl Lowerer<'_> {
                 b,
                 combine,
             } => {
-                if *src_ty == ScalarType::F16x2 {
-                    return Err(self.error("`set` of `.f16x2` is not supported".to_string()));
-                }
+                let half = match src_ty {
+                    ScalarType::F16 => Some(HalfFormat::F16),
+                    ScalarType::Bf16 => Some(HalfFormat::Bf16),
+                    _ => None,
+                };
                 let combine = self.combine(combine)?;
                 Kind::Set {
                     cmp: *cmp,
                     ty: Self::number_type(*src_ty),
-                    half: *src_ty == ScalarType::F16,
+                    half,
                     float_result: *dst_ty == ScalarType::F32,
                     dst: self.dst(*dst),
                     a: self.value(a)?,
@@ -1678,6 +1924,23 @@ impl Lowerer<'_> {
                     src: self.value(src)?,
                 }
             }
+            Op::CvtPair {
+                dst_ty,
+                rounding,
+                dst,
+                a,
+                b,
+            } => Kind::CvtPair {
+                format: if *dst_ty == ScalarType::Bf16x2 {
+                    HalfFormat::Bf16
+                } else {
+                    HalfFormat::F16
+                },
+                rounding: *rounding,
+                dst: self.dst(*dst),
+                a: self.value(a)?,
+                b: self.value(b)?,
+            },
             Op::Cvt {
                 dst_ty,
                 src_ty,
