@@ -2421,6 +2421,27 @@ fn atomic(
     Ok(())
 }
 
+/// A binary operation on 16-bit floats of either format, applied to each
+/// active lane's value, or (`packed`) to both halves of each lane's pair.
+#[inline(always)]
+fn map2_halves(
+    values: &mut [u64],
+    packed: bool,
+    dst: u32,
+    a: u32,
+    b: u32,
+    active: u32,
+    f: impl Fn(u64, u64) -> u64 + Copy,
+) {
+    if packed {
+        map2(values, dst, a, b, active, |x, y| {
+            arith::f16x2_binary(x, y, f)
+        });
+    } else {
+        map2(values, dst, a, b, active, f);
+    }
+}
+
 /// `.f16` (or, `packed`, `.f16x2`) binary arithmetic on the active lanes:
 /// one monomorphic lane loop per operation, the rounding done by arith.rs.
 #[inline(always)]
@@ -2433,32 +2454,14 @@ fn half_binary(
     b: u32,
     active: u32,
 ) {
-    #[inline(always)]
-    fn lanes2(
-        values: &mut [u64],
-        packed: bool,
-        dst: u32,
-        a: u32,
-        b: u32,
-        active: u32,
-        f: impl Fn(u64, u64) -> u64 + Copy,
-    ) {
-        if packed {
-            map2(values, dst, a, b, active, |x, y| {
-                arith::f16x2_binary(x, y, f)
-            });
-        } else {
-            map2(values, dst, a, b, active, f);
-        }
-    }
     match op {
-        HalfBinary::Add => lanes2(values, packed, dst, a, b, active, arith::f16_add),
-        HalfBinary::Sub => lanes2(values, packed, dst, a, b, active, arith::f16_sub),
-        HalfBinary::Mul => lanes2(values, packed, dst, a, b, active, arith::f16_mul),
-        HalfBinary::Min => lanes2(values, packed, dst, a, b, active, arith::f16_min),
-        HalfBinary::Max => lanes2(values, packed, dst, a, b, active, arith::f16_max),
-        HalfBinary::MinNan => lanes2(values, packed, dst, a, b, active, arith::f16_min_nan),
-        HalfBinary::MaxNan => lanes2(values, packed, dst, a, b, active, arith::f16_max_nan),
+        HalfBinary::Add => map2_halves(values, packed, dst, a, b, active, arith::f16_add),
+        HalfBinary::Sub => map2_halves(values, packed, dst, a, b, active, arith::f16_sub),
+        HalfBinary::Mul => map2_halves(values, packed, dst, a, b, active, arith::f16_mul),
+        HalfBinary::Min => map2_halves(values, packed, dst, a, b, active, arith::f16_min),
+        HalfBinary::Max => map2_halves(values, packed, dst, a, b, active, arith::f16_max),
+        HalfBinary::MinNan => map2_halves(values, packed, dst, a, b, active, arith::f16_min_nan),
+        HalfBinary::MaxNan => map2_halves(values, packed, dst, a, b, active, arith::f16_max_nan),
     }
 }
 
@@ -2487,32 +2490,14 @@ fn bf16_binary(
     b: u32,
     active: u32,
 ) {
-    #[inline(always)]
-    fn lanes2(
-        values: &mut [u64],
-        packed: bool,
-        dst: u32,
-        a: u32,
-        b: u32,
-        active: u32,
-        f: impl Fn(u64, u64) -> u64 + Copy,
-    ) {
-        if packed {
-            map2(values, dst, a, b, active, |x, y| {
-                arith::f16x2_binary(x, y, f)
-            });
-        } else {
-            map2(values, dst, a, b, active, f);
-        }
-    }
     match op {
-        HalfBinary::Add => lanes2(values, packed, dst, a, b, active, arith::bf16_add),
-        HalfBinary::Sub => lanes2(values, packed, dst, a, b, active, arith::bf16_sub),
-        HalfBinary::Mul => lanes2(values, packed, dst, a, b, active, arith::bf16_mul),
-        HalfBinary::Min => lanes2(values, packed, dst, a, b, active, arith::bf16_min),
-        HalfBinary::Max => lanes2(values, packed, dst, a, b, active, arith::bf16_max),
-        HalfBinary::MinNan => lanes2(values, packed, dst, a, b, active, arith::bf16_min_nan),
-        HalfBinary::MaxNan => lanes2(values, packed, dst, a, b, active, arith::bf16_max_nan),
+        HalfBinary::Add => map2_halves(values, packed, dst, a, b, active, arith::bf16_add),
+        HalfBinary::Sub => map2_halves(values, packed, dst, a, b, active, arith::bf16_sub),
+        HalfBinary::Mul => map2_halves(values, packed, dst, a, b, active, arith::bf16_mul),
+        HalfBinary::Min => map2_halves(values, packed, dst, a, b, active, arith::bf16_min),
+        HalfBinary::Max => map2_halves(values, packed, dst, a, b, active, arith::bf16_max),
+        HalfBinary::MinNan => map2_halves(values, packed, dst, a, b, active, arith::bf16_min_nan),
+        HalfBinary::MaxNan => map2_halves(values, packed, dst, a, b, active, arith::bf16_max_nan),
     }
 }
 
