@@ -18,6 +18,7 @@
 //! atomics, strong global accesses) run their blocks in block order on one
 //! host thread, so their results are the same on every host too.
 
+mod access;
 pub mod arith;
 pub mod block;
 mod checker;
@@ -28,6 +29,7 @@ mod initcheck;
 pub mod memory;
 pub mod printf;
 pub mod program;
+mod semantics;
 pub mod stats;
 pub mod warp;
 mod warp_sync;
