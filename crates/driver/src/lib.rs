@@ -102,6 +102,7 @@ fn launch_error(
         LaunchCause::StaticSharedMemory => {
             source.largest(error.at(&["kernel"], ""), StateSpace::Shared)
         }
+        LaunchCause::Residency(_) => error.at(&["block"], "").also_at(&["kernel"], ""),
         LaunchCause::BlockState => source.largest(
             error.at(&["block"], "").also_at(&["kernel"], ""),
             StateSpace::Local,
@@ -666,6 +667,9 @@ pub fn prepare_file(
         dynamic_shared_bytes: file.shared_bytes,
         params,
         global_variable_addresses,
+        // Registers per thread come from the machine's default until the
+        // launch file or the compiler says (issue 9).
+        registers_per_thread: None,
     };
     warpsim_machine::validate_launch(&program, &launch, &config).map_err(|error| {
         let source = KernelSource {

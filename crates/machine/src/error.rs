@@ -31,6 +31,8 @@ pub enum LaunchCause {
     LocalMemory,
     /// The registers and memory one block needs on the host.
     BlockState,
+    /// Not even one block fits on an SM: the resource that does not suffice.
+    Residency(crate::timing::OccupancyLimit),
     Parameters,
     /// The host, not the input (e.g. threads could not start).
     Host,

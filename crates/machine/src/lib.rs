@@ -31,6 +31,7 @@ pub mod printf;
 pub mod program;
 mod semantics;
 pub mod stats;
+pub mod timing;
 pub mod warp;
 mod warp_sync;
 
@@ -70,6 +71,9 @@ pub struct Launch {
     pub params: Vec<u8>,
     /// The global address of each of [`Program::global_variables`].
     pub global_variable_addresses: Vec<u64>,
+    /// Registers per thread, which decide how many blocks an SM holds; the
+    /// machine's `timing.default_registers_per_thread` when not known.
+    pub registers_per_thread: Option<u32>,
 }
 
 /// What a launch produced. `error` is the first fault by block index; the
@@ -163,6 +167,19 @@ pub fn validate_launch(
             program.local_bytes,
             MAX_BLOCK_STATE_BYTES >> 20
         )));
+    }
+    let resources = timing::BlockResources {
+        threads: threads as u32,
+        registers_per_thread: launch
+            .registers_per_thread
+            .unwrap_or(config.timing.default_registers_per_thread),
+        shared_bytes: total_shared as u32,
+    };
+    if let Err(refusal) = timing::occupancy(&config.sm, resources) {
+        return Err(LaunchError::new(
+            LaunchCause::Residency(refusal.limited_by),
+            format!("no block of this launch fits on an SM: {}", refusal.message),
+        ));
     }
     if launch.global_variable_addresses.len() != program.global_variables.len() {
         return Err(LaunchError::new(
