@@ -51,7 +51,18 @@ pub struct LaunchEnv<'a> {
     pub check_initialization: bool,
 }
 
-/// Runs blocks one after another, reusing its allocations; one per host thread.
+/// What a scheduling round of a block came to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Round {
+    Finished,
+    Running,
+    /// The block has made no progress for the livelock window and its state
+    /// repeated: it loops for ever unless another block changes memory.
+    Spinning,
+}
+
+/// Runs blocks one after another, reusing its allocations; one per host
+/// thread, or one per resident block when blocks run side by side.
 pub struct BlockRunner<'a> {
     env: &'a LaunchEnv<'a>,
     /// The host CPU has AVX2 and FMA (see [`BlockRunner::run_warp`]).
@@ -62,7 +73,10 @@ pub struct BlockRunner<'a> {
     /// Livelock detection: the progress mark the recorded states belong to,
     /// and fingerprints of the block's state at the end of scheduling rounds
     /// since the livelock window ran out without progress.
-    spin_mark: Option<u64>,
+    spin_mark: Option<(u64, u64)>,
+    /// The last fingerprint taken repeated an earlier one (see
+    /// [`BlockRunner::round`]).
+    spinning: bool,
     spin_states: std::collections::HashSet<u64>,
     /// Scheduling rounds run since the livelock window ran out.
     rounds_without_progress: u64,
@@ -120,6 +134,7 @@ impl<'a> BlockRunner<'a> {
                 && std::arch::is_x86_feature_detected!("fma"),
             warps: Vec::new(),
             spin_mark: None,
+            spinning: false,
             spin_states: std::collections::HashSet::new(),
             rounds_without_progress: 0,
             state: BlockState {
@@ -164,18 +179,55 @@ impl<'a> BlockRunner<'a> {
 
     /// Runs one block to the end, or to its first fault.
     pub fn run_block(&mut self, block_index: [u32; 3]) -> Result<(), Box<ExecError>> {
-        let result = self.run_block_inner(block_index);
-        if let Err(error) = &result {
-            if let Some(finding) = Finding::from_hang(error) {
-                self.state.checker.report(finding);
+        self.start_block(block_index);
+        let result = loop {
+            match self.round(0) {
+                Ok(Round::Finished) => break Ok(()),
+                Ok(Round::Running) => {}
+                Ok(Round::Spinning) => {
+                    let window = self.env.config.barriers.livelock_window;
+                    break Err(Box::new(self.livelock_error(window)));
+                }
+                Err(error) => break Err(error),
             }
+        };
+        if let Err(error) = &result {
+            self.report_hang(error);
         }
         result
     }
 
-    fn run_block_inner(&mut self, block_index: [u32; 3]) -> Result<(), Box<ExecError>> {
+    /// Makes `block_index` this runner's block, its warps at their first
+    /// instruction.
+    pub fn start_block(&mut self, block_index: [u32; 3]) {
         self.setup(block_index);
         self.state.stats.blocks_run += 1;
+    }
+
+    /// The checker's finding for a hang that ended the block, if it is one.
+    pub fn report_hang(&mut self, error: &ExecError) {
+        if let Some(finding) = Finding::from_hang(error) {
+            self.state.checker.report(finding);
+        }
+    }
+
+    /// Changes whenever the block makes progress (a store, an atomic that
+    /// changed memory, a barrier arrival, an exit).
+    pub fn progress_mark(&self) -> u64 {
+        self.state.checker.last_progress
+    }
+
+    /// Swaps the runner's counters with `stats`: blocks resident together
+    /// count into one set, lent to whichever block runs a round.
+    pub fn swap_stats(&mut self, stats: &mut RunStats) {
+        std::mem::swap(&mut self.state.stats, stats);
+    }
+
+    /// One scheduling round: every unfinished warp runs up to a quantum.
+    /// `memory_epoch` changes whenever another block changed memory: a
+    /// state the block repeats proves that it loops for ever only while
+    /// nothing else changes what it reads.
+    pub fn round(&mut self, memory_epoch: u64) -> Result<Round, Box<ExecError>> {
         let livelock_window = self.env.config.barriers.livelock_window;
         loop {
             if self.env.stop.load(std::sync::atomic::Ordering::Relaxed) {
@@ -192,7 +244,7 @@ impl<'a> BlockRunner<'a> {
                 progressed |= executed > 0;
             }
             if !unfinished {
-                return Ok(());
+                return Ok(Round::Finished);
             }
             if !progressed {
                 let may_release = self.env.config.barriers.semantics == BarrierSemantics::Volta;
@@ -212,12 +264,18 @@ impl<'a> BlockRunner<'a> {
                     || self
                         .rounds_without_progress
                         .is_multiple_of(SPIN_SAMPLE_ROUNDS);
-                if sample && self.state_repeats() {
-                    return Err(Box::new(self.livelock_error(livelock_window)));
+                if sample {
+                    self.spinning = self.state_repeats(memory_epoch);
                 }
             } else {
                 self.rounds_without_progress = 0;
+                self.spinning = false;
             }
+            return Ok(if self.spinning {
+                Round::Spinning
+            } else {
+                Round::Running
+            });
         }
     }
 
@@ -238,9 +296,9 @@ impl<'a> BlockRunner<'a> {
     /// state proves that the block loops for ever. A long loop that ends
     /// (a counter, a changing load) never repeats a state.
     #[cold]
-    fn state_repeats(&mut self) -> bool {
+    fn state_repeats(&mut self, memory_epoch: u64) -> bool {
         use std::hash::{Hash, Hasher};
-        let mark = self.state.checker.last_progress;
+        let mark = (self.state.checker.last_progress, memory_epoch);
         if self.spin_mark != Some(mark) || self.spin_states.len() >= MAX_SPIN_STATES {
             self.spin_mark = Some(mark);
             self.spin_states.clear();
@@ -268,10 +326,11 @@ impl<'a> BlockRunner<'a> {
     /// A livelock: where every warp stands, and for each running path the
     /// innermost loop around it and the address that loop reads.
     #[cold]
-    fn livelock_error(&self, window: u64) -> ExecError {
+    pub fn livelock_error(&self, window: u64) -> ExecError {
         let mut error = self.hang_error(FaultKind::Livelock {
             window,
             across_blocks: false,
+            not_resident: None,
         });
         let program = self.env.program;
         for warp in &error.warps {
@@ -313,6 +372,7 @@ impl<'a> BlockRunner<'a> {
         error.kind = FaultKind::Livelock {
             window,
             across_blocks,
+            not_resident: None,
         };
         error
     }
@@ -407,6 +467,7 @@ impl<'a> BlockRunner<'a> {
             }
         }
         self.spin_mark = None;
+        self.spinning = false;
         self.spin_states.clear();
         self.rounds_without_progress = 0;
         let valid: Vec<u32> = self.warps.iter().map(|warp| warp.valid).collect();
