@@ -83,8 +83,8 @@ pub(crate) fn run_resident<'a>(
         let mut active = false;
         let mut all_spinning = true;
         let mut faulted = false;
-        for index in 0..slots.len() {
-            let Some(slot) = &mut slots[index] else {
+        for entry in slots.iter_mut() {
+            let Some(slot) = entry else {
                 continue;
             };
             active = true;
@@ -100,7 +100,7 @@ pub(crate) fn run_resident<'a>(
                 Ok(Round::Spinning) => {}
                 Ok(Round::Finished) | Err(_) => {
                     all_spinning = false;
-                    let Some(mut slot) = slots[index].take() else {
+                    let Some(mut slot) = entry.take() else {
                         continue;
                     };
                     if let Err(error) = result {
@@ -118,7 +118,7 @@ pub(crate) fn run_resident<'a>(
                     spare.push(slot.runner);
                     let may_start = !faulted || control.keep_going;
                     if next < block_count && may_start {
-                        slots[index] = Some(start(&mut next, &mut spare, &mut outcome.stats));
+                        *entry = Some(start(&mut next, &mut spare, &mut outcome.stats));
                     }
                 }
             }
