@@ -116,7 +116,8 @@ pub(crate) fn run_resident<'a>(
                     }
                     finish(&mut outcome, control, &mut slot);
                     spare.push(slot.runner);
-                    let may_start = !faulted || control.keep_going;
+                    let may_start =
+                        (!faulted || control.keep_going) && !control.stop.load(Ordering::Relaxed);
                     if next < block_count && may_start {
                         *entry = Some(start(&mut next, &mut spare, &mut outcome.stats));
                     }
