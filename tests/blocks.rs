@@ -49,4 +49,9 @@ fn a_grid_barrier_of_resident_blocks_completes() {
     let config = warpsim_driver::load_config(None).unwrap();
     let (text, outcome, _) = check_launch(&launch, config, 2);
     assert!(outcome.findings.is_empty(), "{text}");
+    assert!(!outcome.failed, "{text}");
+    // Every block passed the barrier and marked its slot.
+    let run = run_program("barriers/gridBarrierThread0", None, 2);
+    assert_eq!(run.failure, None);
+    assert_eq!(i32s(&run.buffer("out"))[..4], [1, 1, 1, 1]);
 }

@@ -998,6 +998,24 @@ pub(crate) fn f64_lane(f: impl Fn(f64) -> f64) -> impl Fn(u64) -> u64 {
     move |x| f(f64::from_bits(x)).to_bits()
 }
 
+/// A unary operation on 16-bit floats of either format, applied to each
+/// active lane's value, or (`packed`) to both halves of each lane's pair.
+#[inline(always)]
+pub(crate) fn map1_halves(
+    values: &mut [u64],
+    packed: bool,
+    dst: u32,
+    a: u32,
+    active: u32,
+    f: impl Fn(u64) -> u64 + Copy,
+) {
+    if packed {
+        map1(values, dst, a, active, |x| arith::f16x2_unary(x, f));
+    } else {
+        map1(values, dst, a, active, f);
+    }
+}
+
 /// A binary operation on 16-bit floats of either format, applied to each
 /// active lane's value, or (`packed`) to both halves of each lane's pair.
 #[inline(always)]
@@ -1100,11 +1118,7 @@ pub(crate) fn bf16_unary(
         HalfUnary::Neg => arith::bf16_neg,
         HalfUnary::Abs => arith::bf16_abs,
     };
-    if packed {
-        map1(values, dst, a, active, |x| arith::f16x2_unary(x, f));
-    } else {
-        map1(values, dst, a, active, f);
-    }
+    map1_halves(values, packed, dst, a, active, f);
 }
 
 /// `fma.rn[.relu].bf16` (or, `packed`, `.bf16x2`) on the active lanes.
@@ -1245,9 +1259,5 @@ pub(crate) fn half_unary(
         HalfUnary::Neg => arith::f16_neg,
         HalfUnary::Abs => arith::f16_abs,
     };
-    if packed {
-        map1(values, dst, a, active, |x| arith::f16x2_unary(x, f));
-    } else {
-        map1(values, dst, a, active, f);
-    }
+    map1_halves(values, packed, dst, a, active, f);
 }
