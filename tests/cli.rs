@@ -664,7 +664,7 @@ fn a_good_program_exits_0_with_a_table() {
     let table = stdout(&output);
     // The block's shared memory is the kernel's static `tile`.
     assert!(table.starts_with(
-        "setRowReadCol  grid (1,1,1)  block (32,32,1)  shared 4096 B (4096 static + 0 dynamic)  on Hopper (sm_90)\n"
+        "setRowReadCol  grid (1,1,1)  block (32,32,1)  shared 4096 B (4096 static + 0 dynamic)  on Hopper (sm_90)  regs 32 (default)\n"
     ));
     assert!(
         table.lines().any(|line| line

@@ -145,6 +145,7 @@ fn exercise(text: &str) -> Result<Reached, TestCaseError> {
             dynamic_shared_bytes: 0,
             params: vec![0; program.param_bytes as usize],
             global_variable_addresses,
+            registers_per_thread: None,
         };
         // With every checker on: it only observes, so the run is the same,
         // and its bookkeeping must not panic on any input either.

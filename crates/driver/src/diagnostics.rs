@@ -380,9 +380,18 @@ fn fault_message(kind: &FaultKind) -> String {
         FaultKind::Deadlock => "deadlock: no thread of the block can move again".to_string(),
         FaultKind::Livelock {
             window,
-            across_blocks: true,
+            not_resident: Some(block),
+            ..
         } => format!(
-            "livelock across blocks: after {window} warp instructions without progress (barriers.livelock_window), threads spin polling global memory that only another block could change; blocks run one after another in warpsim"
+            "deadlock across blocks: after {window} warp instructions without progress (barriers.livelock_window), every resident block spins waiting for another block, and block ({},{},{}) and those after it cannot become resident until one of them exits",
+            block[0], block[1], block[2]
+        ),
+        FaultKind::Livelock {
+            window,
+            across_blocks: true,
+            ..
+        } => format!(
+            "livelock across blocks: after {window} warp instructions without progress (barriers.livelock_window), threads spin polling global memory that no thread of the launch changes any more"
         ),
         FaultKind::Livelock { window, .. } => format!(
             "livelock: threads ran {window} warp instructions without progress and came back to a state they had been in (barriers.livelock_window)"

@@ -39,6 +39,75 @@ pub struct LaunchFile {
     /// `["--use_fast_math"]`), after warpsim's own.
     #[serde(default)]
     pub nvrtc_options: Vec<String>,
+    /// Registers per thread, 1 to 255, when the launch says them; else
+    /// they come from nvJitLink or a default (`registers.rs`).
+    #[serde(default, deserialize_with = "registers")]
+    pub registers: Option<u32>,
+}
+
+/// The most registers a thread can have on every GPU warpsim models.
+pub const MAX_REGISTERS_PER_THREAD: u32 = 255;
+
+/// `registers = N`: a whole number from 1 to 255, the value named in the
+/// message when it is not one.
+fn registers<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<u32>, D::Error> {
+    struct RegistersVisitor;
+
+    impl RegistersVisitor {
+        fn refuse<E: de::Error>(value: impl fmt::Display) -> E {
+            E::custom(format!(
+                "`registers` is {value}; it must be a whole number of registers per thread \
+                 from 1 to {MAX_REGISTERS_PER_THREAD}"
+            ))
+        }
+    }
+
+    impl<'de> Visitor<'de> for RegistersVisitor {
+        type Value = Option<u32>;
+
+        fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+            write!(
+                formatter,
+                "a whole number of registers per thread from 1 to {MAX_REGISTERS_PER_THREAD}"
+            )
+        }
+
+        fn visit_i64<E: de::Error>(self, value: i64) -> Result<Option<u32>, E> {
+            match u32::try_from(value) {
+                Ok(count) if (1..=MAX_REGISTERS_PER_THREAD).contains(&count) => Ok(Some(count)),
+                _ => Err(RegistersVisitor::refuse(value)),
+            }
+        }
+
+        fn visit_u64<E: de::Error>(self, value: u64) -> Result<Option<u32>, E> {
+            match u32::try_from(value) {
+                Ok(count) if (1..=MAX_REGISTERS_PER_THREAD).contains(&count) => Ok(Some(count)),
+                _ => Err(RegistersVisitor::refuse(value)),
+            }
+        }
+
+        fn visit_f64<E: de::Error>(self, value: f64) -> Result<Option<u32>, E> {
+            Err(RegistersVisitor::refuse(value))
+        }
+
+        fn visit_str<E: de::Error>(self, value: &str) -> Result<Option<u32>, E> {
+            Err(RegistersVisitor::refuse(format!("\"{value}\"")))
+        }
+
+        fn visit_bool<E: de::Error>(self, value: bool) -> Result<Option<u32>, E> {
+            Err(RegistersVisitor::refuse(value))
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<Option<u32>, A::Error> {
+            Err(RegistersVisitor::refuse("an array"))
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<Option<u32>, A::Error> {
+            Err(RegistersVisitor::refuse("a table or a date"))
+        }
+    }
+
+    deserializer.deserialize_any(RegistersVisitor)
 }
 
 /// An argument: a string names a buffer, a number is a scalar, an array of

@@ -18,7 +18,10 @@ pub mod launch_template;
 pub mod locations;
 pub mod long_lines;
 pub mod npy;
+pub mod nvidia_libraries;
+pub mod nvjitlink;
 pub mod nvrtc;
+pub mod registers;
 pub mod report;
 pub mod toml_file;
 
@@ -30,6 +33,8 @@ use warpsim_machine::{GlobalMemory, Launch, Program};
 pub use error::InputError;
 pub use launch_file::LaunchFile;
 pub use locations::{Locations, Place};
+pub use nvjitlink::KernelResources;
+pub use registers::{RegisterSource, Registers};
 pub use report::Report;
 use toml_file::FileError;
 pub use toml_file::TomlFile;
@@ -103,6 +108,7 @@ fn launch_error(
         LaunchCause::StaticSharedMemory => {
             source.largest(error.at(&["kernel"], ""), StateSpace::Shared)
         }
+        LaunchCause::Residency(_) => error.at(&["block"], "").also_at(&["kernel"], ""),
         LaunchCause::BlockState => source.largest(
             error.at(&["block"], "").also_at(&["kernel"], ""),
             StateSpace::Local,
@@ -142,6 +148,13 @@ pub struct PreparedLaunch {
     /// `buffers` of each of `program.global_variables`, in order.
     pub global_variable_buffers: Vec<usize>,
     pub config: MachineConfig,
+    /// Registers per thread and where they come from: the launch file,
+    /// nvJitLink, or the default ([`registers::resolve`]).
+    pub registers_per_thread: Registers,
+    /// What nvJitLink reported of the kernel (spills, stack, shared and
+    /// local memory), when it compiled the kernel's PTX: not when the
+    /// launch file gives the registers, nor for `.kir` programs.
+    pub kernel_resources: Option<KernelResources>,
 }
 
 /// What a run produced.
@@ -667,6 +680,18 @@ pub fn prepare_file(
         &file.buffers,
         &launch_file,
     )?;
+    // PTX (a `.ptx` file, or what NVRTC made of a `.cu`) is compiled for
+    // the target to learn its registers, unless the launch file says them.
+    let kernel_ptx = matches!(extension, "ptx" | "cu").then(|| registers::KernelPtx {
+        text: &source_text,
+        kernel: &module.kernels[kernel.index()].name,
+    });
+    let (registers_per_thread, kernel_resources) = registers::resolve(
+        file.registers,
+        kernel_ptx,
+        config.device.compute_capability,
+        config.timing.default_registers_per_thread,
+    );
     let launch = Launch {
         grid,
         block,
@@ -676,6 +701,8 @@ pub fn prepare_file(
             .iter()
             .map(|&index| warpsim_machine::memory::buffer_base(index))
             .collect(),
+        // Registers decide how many blocks an SM holds.
+        registers_per_thread: Some(registers_per_thread.count),
     };
     warpsim_machine::validate_launch(&program, &launch, &config).map_err(|error| {
         let source = KernelSource {
@@ -701,6 +728,8 @@ pub fn prepare_file(
         pointers: params.pointers,
         global_variable_buffers,
         config,
+        registers_per_thread,
+        kernel_resources,
     })
 }
 
@@ -813,6 +842,7 @@ impl PreparedLaunch {
             block: self.launch.block,
             shared_bytes: self.launch.dynamic_shared_bytes,
             static_shared_bytes: self.program.static_shared_bytes,
+            registers: self.registers_per_thread.clone(),
             error: summary,
             failed_blocks: outcome.failed_blocks,
             interrupted: outcome.interrupted,

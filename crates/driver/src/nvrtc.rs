@@ -3,7 +3,8 @@
 //! nvidia-cuda-nvrtc-cu12` puts `libnvrtc.so.12` under
 //! `site-packages/nvidia/cuda_nvrtc/lib/`. The library is looked for in
 //! `WARPSIM_NVRTC` (a path to the library), in that pip package for the
-//! `python3` on the PATH, and in a CUDA toolkit (`CUDA_HOME`, `/usr/local/cuda`).
+//! `python3` on the PATH, and in a CUDA toolkit (`CUDA_HOME`, `/usr/local/cuda`),
+//! by the search every library of NVIDIA's shares (`nvidia_libraries.rs`).
 //! CUDA's own headers (`cuda_fp16.h`, `cooperative_groups.h`, ...) are
 //! found the same way, in the pip packages `nvidia-cuda-runtime-cu12` and
 //! `nvidia-cuda-cccl-cu12` or a toolkit's `include`; the C library headers
@@ -17,8 +18,8 @@
 
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::OnceLock;
+
+use crate::nvidia_libraries::{self, pip_package, toolkit_homes, PipPackage};
 
 /// Why a `.cu` file could not be turned into PTX.
 #[derive(Debug)]
@@ -44,79 +45,14 @@ type DestroyProgram = unsafe extern "C" fn(*mut *mut c_void) -> c_int;
 type AddNameExpression = unsafe extern "C" fn(*mut c_void, *const c_char) -> c_int;
 type GetLoweredName = unsafe extern "C" fn(*mut c_void, *const c_char, *mut *const c_char) -> c_int;
 
-/// What the Python on the PATH knows of NVIDIA's pip packages: the
-/// directories of `nvidia.cuda_nvrtc`, `nvidia.cuda_runtime` and
-/// `nvidia.cuda_cccl` (asked once per process).
-fn pip_packages() -> &'static [Option<PathBuf>; 3] {
-    static PACKAGES: OnceLock<[Option<PathBuf>; 3]> = OnceLock::new();
-    PACKAGES.get_or_init(|| {
-        let query = "import importlib.util\n\
-            for name in ('nvidia.cuda_nvrtc', 'nvidia.cuda_runtime', 'nvidia.cuda_cccl'):\n\
-            \x20   try:\n\
-            \x20       spec = importlib.util.find_spec(name)\n\
-            \x20       print(list(spec.submodule_search_locations)[0] if spec else '')\n\
-            \x20   except Exception:\n\
-            \x20       print('')\n";
-        let mut found = [None, None, None];
-        if let Ok(output) = Command::new("python3").args(["-c", query]).output() {
-            if output.status.success() {
-                let text = String::from_utf8_lossy(&output.stdout);
-                for (slot, line) in found.iter_mut().zip(text.lines()) {
-                    let line = line.trim();
-                    if !line.is_empty() {
-                        *slot = Some(PathBuf::from(line));
-                    }
-                }
-            }
-        }
-        found
-    })
-}
-
-/// The CUDA toolkit directories: `CUDA_HOME`, and the usual install place.
-fn toolkit_homes() -> Vec<PathBuf> {
-    [
-        std::env::var_os("CUDA_HOME").map(PathBuf::from),
-        Some(PathBuf::from("/usr/local/cuda")),
-    ]
-    .into_iter()
-    .flatten()
-    .collect()
-}
-
-/// Where an NVRTC library may be, most specific first.
-fn candidates() -> Vec<PathBuf> {
-    let mut paths = Vec::new();
-    if let Some(named) = std::env::var_os("WARPSIM_NVRTC") {
-        paths.push(PathBuf::from(named));
-    }
-    if let Some(package) = &pip_packages()[0] {
-        if let Ok(entries) = std::fs::read_dir(package.join("lib")) {
-            let mut found: Vec<PathBuf> = entries
-                .filter_map(|entry| entry.ok().map(|entry| entry.path()))
-                .filter(|path| {
-                    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-                    name.starts_with("libnvrtc.so") && !name.contains("alt")
-                })
-                .collect();
-            found.sort();
-            paths.extend(found);
-        }
-    }
-    for home in toolkit_homes() {
-        paths.push(home.join("lib64/libnvrtc.so"));
-    }
-    paths
-}
-
 /// The directories of CUDA's own headers (`cuda_fp16.h`, `cuda_bf16.h`,
 /// `cooperative_groups.h`, `nv/target`): the pip packages
 /// `nvidia-cuda-runtime-cu12` and `nvidia-cuda-cccl-cu12`, and a toolkit's
 /// `include`. NVRTC builds in only some of them.
 pub fn header_dirs() -> Vec<PathBuf> {
-    pip_packages()[1..]
-        .iter()
-        .flatten()
+    [PipPackage::CudaRuntime, PipPackage::CudaCccl]
+        .into_iter()
+        .filter_map(pip_package)
         .map(|package| package.join("include"))
         .chain(toolkit_homes().into_iter().map(|home| home.join("include")))
         .filter(|dir| dir.is_dir())
@@ -149,25 +85,13 @@ pub struct Compiled {
 /// Compiles a request with line information, CUDA's header directories on
 /// the include path (after the request's own options) and the shim headers.
 pub fn compile(request: &CompileRequest) -> Result<Compiled, CompileError> {
-    let tried = candidates();
-    let library = tried
-        .iter()
-        .filter(|path| path.exists())
-        // SAFETY: loading NVRTC runs its initialisers, which have no
-        // preconditions; the library is NVIDIA's and is used through its C API.
-        .find_map(|path| unsafe { libloading::Library::new(path) }.ok())
-        .ok_or_else(|| {
-            CompileError::NotFound(format!(
-                "CUDA sources need NVRTC, NVIDIA's run-time compiler (no GPU needed): \
-                 `pip install nvidia-cuda-nvrtc-cu12`, or set WARPSIM_NVRTC to libnvrtc.so \
-                 (looked in: {})",
-                tried
-                    .iter()
-                    .map(|path| path.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ))
-        })?;
+    let (library, _) = nvidia_libraries::NVRTC.load().map_err(|tried| {
+        CompileError::NotFound(format!(
+            "CUDA sources need NVRTC, NVIDIA's run-time compiler (no GPU needed): \
+             `pip install nvidia-cuda-nvrtc-cu12`, or set WARPSIM_NVRTC to libnvrtc.so \
+             (looked in: {tried})"
+        ))
+    })?;
     let missing = |error: libloading::Error| {
         CompileError::NotFound(format!("NVRTC lacks a function: {error}"))
     };
@@ -292,12 +216,10 @@ pub fn compile(request: &CompileRequest) -> Result<Compiled, CompileError> {
 /// change it: `compute_90` is used, so that a machine file made to change
 /// the banks (Kepler's eight-byte mode) still compiles every `.cu`.
 pub fn architecture(compute_capability: u32) -> String {
-    let capability = if (70..=90).contains(&compute_capability) {
-        compute_capability
-    } else {
-        90
-    };
-    format!("compute_{capability}")
+    format!(
+        "compute_{}",
+        nvidia_libraries::target_capability(compute_capability)
+    )
 }
 
 /// The name NVRTC gives a source in `.loc` lines: its file name (the

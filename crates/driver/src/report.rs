@@ -13,6 +13,7 @@ use warpsim_ir::{instruction_text, Kernel, MemoryAccessKind, Module, StateSpace}
 use warpsim_machine::{InstrStats, RunStats};
 
 use crate::locations::InlinedFrom;
+use crate::registers::{RegisterSource, Registers};
 
 /// One instruction's line in the report.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -113,6 +114,13 @@ pub struct Report {
     pub shared_bytes: u32,
     /// Static shared memory of a block, as the kernel declares it.
     pub static_shared_bytes: u32,
+    /// Registers per thread, and where the number comes from: "launch
+    /// file", "nvJitLink" or "default" (`registers.rs`).
+    pub registers_per_thread: u32,
+    pub registers_source: RegisterSource,
+    /// Why the default applies (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub registers_note: Option<String>,
     /// "ok"; "failed" when the kernel faulted, or "interrupted" when it was
     /// stopped (Ctrl-C): the counters are then partial.
     pub status: &'static str,
@@ -154,6 +162,7 @@ pub struct ReportInput<'a> {
     pub block: [u32; 3],
     pub shared_bytes: u32,
     pub static_shared_bytes: u32,
+    pub registers: Registers,
     pub error: Option<String>,
     pub failed_blocks: u64,
     /// Stopped from outside before every block ran.
@@ -199,6 +208,9 @@ impl Report {
             block: input.block,
             shared_bytes: input.shared_bytes,
             static_shared_bytes: input.static_shared_bytes,
+            registers_per_thread: input.registers.count,
+            registers_source: input.registers.source,
+            registers_note: input.registers.note,
             status: if input.interrupted {
                 "interrupted"
             } else if input.error.is_some() {
@@ -322,10 +334,11 @@ impl Report {
     }
 
     /// The first line of the table: kernel, launch shape, the block's shared
-    /// memory (static as declared plus dynamic as launched) and device.
+    /// memory (static as declared plus dynamic as launched), device, and
+    /// registers per thread with where they come from.
     pub fn header_line(&self) -> String {
         format!(
-            "{}  grid ({},{},{})  block ({},{},{})  shared {} B ({} static + {} dynamic)  on {}\n",
+            "{}  grid ({},{},{})  block ({},{},{})  shared {} B ({} static + {} dynamic)  on {}  regs {} ({})\n",
             self.kernel,
             self.grid[0],
             self.grid[1],
@@ -336,7 +349,9 @@ impl Report {
             u64::from(self.static_shared_bytes) + u64::from(self.shared_bytes),
             self.static_shared_bytes,
             self.shared_bytes,
-            self.device
+            self.device,
+            self.registers_per_thread,
+            self.registers_source
         )
     }
 

@@ -682,11 +682,21 @@ impl Finding {
                 "deadlock: no thread of the block can move again".to_string(),
             ),
             FaultKind::Livelock {
+                not_resident: Some(block),
+                ..
+            } => (
+                FindingKind::Deadlock,
+                format!(
+                    "deadlock across blocks: every resident block spins polling global memory that only another block can change, and the blocks it waits for cannot become resident until one of the spinning blocks exits: block ({},{},{}) is the next in line; a GPU hangs here too",
+                    block[0], block[1], block[2]
+                ),
+            ),
+            FaultKind::Livelock {
                 across_blocks: true,
                 ..
             } => (
                 FindingKind::Livelock,
-                "livelock across blocks: threads spin polling global memory that no thread of their block changes, so only another block can end the loop (a flag, a counter, a grid-wide barrier built from atomics); warpsim runs the blocks of a launch one after another, so a block that waits for a later one spins for ever, and on a GPU it finishes only if every block it waits for is resident at the same time".to_string(),
+                "livelock across blocks: threads spin polling global memory that no thread of the launch changes any more (a flag never set, a counter that never reaches its target, a grid-wide barrier waiting for blocks that already left)".to_string(),
             ),
             FaultKind::Livelock { .. } if some_wait => (
                 FindingKind::Livelock,

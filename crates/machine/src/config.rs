@@ -19,6 +19,10 @@ pub struct MachineConfig {
     pub compiler: CompilerConfig,
     #[serde(default)]
     pub memory: MemoryConfig,
+    #[serde(default)]
+    pub sm: SmConfig,
+    #[serde(default)]
+    pub timing: TimingConfig,
 }
 
 /// What a block's memory holds before its threads write it.
@@ -103,6 +107,168 @@ impl SharedMemoryConfig {
         BankConfig {
             banks: self.banks,
             bank_width_bytes: self.bank_width_bytes,
+        }
+    }
+}
+
+/// What one SM can hold at once: the limits that decide how many blocks
+/// are resident together (occupancy). Defaults are Hopper's (compute
+/// capability 9.0: CUDA C++ Programming Guide, "Technical Specifications per
+/// Compute Capability"; reference/timing.md), checked against
+/// `cudaOccupancyMaxActiveBlocksPerMultiprocessor` on an H100.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SmConfig {
+    /// Warp schedulers (sub-partitions) per SM; warp `w` of a block lives on
+    /// sub-partition `(first warp slot of the block + w) mod sub_partitions`.
+    pub sub_partitions: u32,
+    pub max_threads: u32,
+    pub max_warps: u32,
+    pub max_blocks: u32,
+    /// 32-bit registers of the SM's register file.
+    pub registers: u32,
+    /// Registers are allocated per warp in units of this many.
+    pub register_allocation_unit: u32,
+    pub max_registers_per_thread: u32,
+    /// Shared memory an SM can give its blocks (the carve-out's maximum).
+    pub shared_bytes: u32,
+    /// Shared memory is allocated per block in units of this many bytes.
+    pub shared_allocation_unit: u32,
+    /// Shared memory the CUDA runtime reserves for itself in every resident
+    /// block (`cudaDeviceProp::reservedSharedMemPerBlock`).
+    pub reserved_shared_bytes_per_block: u32,
+}
+
+impl Default for SmConfig {
+    fn default() -> Self {
+        SmConfig {
+            sub_partitions: 4,
+            max_threads: 2048,
+            max_warps: 64,
+            max_blocks: 32,
+            registers: 65_536,
+            register_allocation_unit: 256,
+            max_registers_per_thread: 255,
+            shared_bytes: 233_472,
+            shared_allocation_unit: 128,
+            reserved_shared_bytes_per_block: 1024,
+        }
+    }
+}
+
+/// The timing model's numbers (`timing/mod.rs` says how they are used).
+/// Latencies are in SM cycles from issue to the result being usable by a
+/// dependent instruction; intervals are the cycles a sub-partition's pipe
+/// is busy per warp instruction (32 lanes over the pipe's lanes per
+/// sub-partition). Sources: reference/timing.md (measured on an H200 with
+/// `clock64()`), programs/timing (measured on an H100), and the H100
+/// whitepaper for unit counts.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TimingConfig {
+    /// The SM clock in MHz, for times in microseconds. 1,755 MHz is the
+    /// H100 SXM's base clock, which Nsight Compute locks while it measures.
+    pub clock_mhz: u32,
+    /// Registers per thread when neither the launch nor the compiler says.
+    pub default_registers_per_thread: u32,
+    /// FP32 add, multiply, fma: 32 lanes per sub-partition.
+    pub fp32_latency: u32,
+    pub fp32_interval: u32,
+    /// Integer add, logic, shifts, compares, moves, selects.
+    pub integer_latency: u32,
+    pub integer_interval: u32,
+    /// Integer multiply and multiply-add (IMAD), on the FMA pipe.
+    pub integer_multiply_latency: u32,
+    pub integer_multiply_interval: u32,
+    /// FP64: 16 lanes per sub-partition on H100 SXM.
+    pub fp64_latency: u32,
+    pub fp64_interval: u32,
+    /// Half and bfloat16 arithmetic.
+    pub half_latency: u32,
+    pub half_interval: u32,
+    /// The special-function unit (`ex2`, `lg2`, `sin`, `cos`, `rcp`,
+    /// `rsqrt`, `sqrt`): 4 lanes per sub-partition.
+    pub sfu_latency: u32,
+    pub sfu_interval: u32,
+    /// Conversions between number types.
+    pub conversion_latency: u32,
+    pub conversion_interval: u32,
+    /// Division and remainder, which compile to instruction sequences.
+    pub division_latency: u32,
+    pub division_interval: u32,
+    /// Shuffles, votes, reductions and matches within a warp.
+    pub warp_shuffle_latency: u32,
+    pub warp_shuffle_interval: u32,
+    /// Branches, exits, fences and other control: issue cost only.
+    pub control_interval: u32,
+    /// Shared-memory load latency with one wavefront (29 cycles,
+    /// reference/timing.md), and what each extra wavefront adds (2).
+    pub shared_latency: u32,
+    pub shared_latency_per_extra_wavefront: u32,
+    /// Wavefronts the shared-memory pipe (MIO) accepts per SM per cycle.
+    pub shared_wavefronts_per_cycle: u32,
+    /// Global and local loads: L1 hit latency, and the latency of a miss
+    /// served by L2 and beyond (reference/timing.md: 47 and 288 cycles for
+    /// a pointer chase, which includes the address arithmetic).
+    pub l1_hit_latency: u32,
+    pub l2_hit_latency: u32,
+    /// Per-SM L1 data cache for global and local loads: bytes, ways, line.
+    pub l1_bytes: u32,
+    pub l1_ways: u32,
+    /// Sectors (32 bytes) the L1 returns per cycle.
+    pub l1_sectors_per_cycle: u32,
+    /// DRAM bandwidth in bytes per SM cycle for the whole GPU (3.35 TB/s at
+    /// 1,755 MHz is about 1,900).
+    pub dram_bytes_per_cycle: u32,
+    /// Global atomics resolve at L2: latency of one.
+    pub atomic_latency: u32,
+    /// `bar.sync` release: cycles after the last arrival for a one-warp
+    /// block, and the cycles each further warp adds (reference/timing.md:
+    /// 14.7 cycles a loop iteration for 32 threads, +2 per warp).
+    pub barrier_latency: u32,
+    pub barrier_latency_per_warp: u32,
+    /// Cycles from a block's launch on an SM to its warps' first issue.
+    pub block_launch_latency: u32,
+}
+
+impl Default for TimingConfig {
+    fn default() -> Self {
+        TimingConfig {
+            clock_mhz: 1755,
+            default_registers_per_thread: 32,
+            fp32_latency: 4,
+            fp32_interval: 1,
+            integer_latency: 4,
+            integer_interval: 2,
+            integer_multiply_latency: 4,
+            integer_multiply_interval: 2,
+            fp64_latency: 8,
+            fp64_interval: 2,
+            half_latency: 4,
+            half_interval: 1,
+            sfu_latency: 18,
+            sfu_interval: 8,
+            conversion_latency: 6,
+            conversion_interval: 2,
+            division_latency: 40,
+            division_interval: 16,
+            warp_shuffle_latency: 23,
+            warp_shuffle_interval: 2,
+            control_interval: 1,
+            shared_latency: 29,
+            shared_latency_per_extra_wavefront: 2,
+            shared_wavefronts_per_cycle: 1,
+            l1_hit_latency: 38,
+            l2_hit_latency: 279,
+            // The unified 256 KiB less a typical shared-memory carve-out.
+            l1_bytes: 128 * 1024,
+            l1_ways: 4,
+            l1_sectors_per_cycle: 4,
+            dram_bytes_per_cycle: 1900,
+            atomic_latency: 300,
+            barrier_latency: 12,
+            barrier_latency_per_warp: 2,
+            block_launch_latency: 200,
         }
     }
 }
@@ -201,6 +367,8 @@ impl MachineConfig {
             limits: LimitConfig::default(),
             compiler: CompilerConfig::default(),
             memory: MemoryConfig::default(),
+            sm: SmConfig::default(),
+            timing: TimingConfig::default(),
         }
     }
 
@@ -249,6 +417,7 @@ impl MachineConfig {
                     .to_string(),
             );
         }
+        self.validate_sm_and_timing()?;
         if self.barriers.livelock_window == 0 {
             return fail(
                 &["barriers.livelock_window"],
@@ -260,6 +429,133 @@ impl MachineConfig {
                 &["limits.max_warp_instructions_per_block"],
                 "limits.max_warp_instructions_per_block must be positive".to_string(),
             );
+        }
+        Ok(())
+    }
+
+    /// Zero where a count, a latency, an interval, a size or a bandwidth is
+    /// expected, or a register limit past what PTX allows.
+    fn validate_sm_and_timing(&self) -> Result<(), ConfigError> {
+        let sm = &self.sm;
+        let timing = &self.timing;
+        let positive: [(&'static [&'static str], u64); 40] = [
+            (&["device.sm_count"], self.device.sm_count.into()),
+            (&["sm.sub_partitions"], sm.sub_partitions.into()),
+            (&["sm.max_threads"], sm.max_threads.into()),
+            (&["sm.max_warps"], sm.max_warps.into()),
+            (&["sm.max_blocks"], sm.max_blocks.into()),
+            (&["sm.registers"], sm.registers.into()),
+            (
+                &["sm.register_allocation_unit"],
+                sm.register_allocation_unit.into(),
+            ),
+            (
+                &["sm.max_registers_per_thread"],
+                sm.max_registers_per_thread.into(),
+            ),
+            (&["sm.shared_bytes"], sm.shared_bytes.into()),
+            (
+                &["sm.shared_allocation_unit"],
+                sm.shared_allocation_unit.into(),
+            ),
+            (&["timing.clock_mhz"], timing.clock_mhz.into()),
+            (
+                &["timing.default_registers_per_thread"],
+                timing.default_registers_per_thread.into(),
+            ),
+            (&["timing.fp32_latency"], timing.fp32_latency.into()),
+            (&["timing.fp32_interval"], timing.fp32_interval.into()),
+            (&["timing.integer_latency"], timing.integer_latency.into()),
+            (&["timing.integer_interval"], timing.integer_interval.into()),
+            (
+                &["timing.integer_multiply_latency"],
+                timing.integer_multiply_latency.into(),
+            ),
+            (
+                &["timing.integer_multiply_interval"],
+                timing.integer_multiply_interval.into(),
+            ),
+            (&["timing.fp64_latency"], timing.fp64_latency.into()),
+            (&["timing.fp64_interval"], timing.fp64_interval.into()),
+            (&["timing.half_latency"], timing.half_latency.into()),
+            (&["timing.half_interval"], timing.half_interval.into()),
+            (&["timing.sfu_latency"], timing.sfu_latency.into()),
+            (&["timing.sfu_interval"], timing.sfu_interval.into()),
+            (
+                &["timing.conversion_latency"],
+                timing.conversion_latency.into(),
+            ),
+            (
+                &["timing.conversion_interval"],
+                timing.conversion_interval.into(),
+            ),
+            (&["timing.division_latency"], timing.division_latency.into()),
+            (
+                &["timing.division_interval"],
+                timing.division_interval.into(),
+            ),
+            (
+                &["timing.warp_shuffle_latency"],
+                timing.warp_shuffle_latency.into(),
+            ),
+            (
+                &["timing.warp_shuffle_interval"],
+                timing.warp_shuffle_interval.into(),
+            ),
+            (&["timing.control_interval"], timing.control_interval.into()),
+            (&["timing.shared_latency"], timing.shared_latency.into()),
+            (
+                &["timing.shared_wavefronts_per_cycle"],
+                timing.shared_wavefronts_per_cycle.into(),
+            ),
+            (&["timing.l1_hit_latency"], timing.l1_hit_latency.into()),
+            (&["timing.l2_hit_latency"], timing.l2_hit_latency.into()),
+            (
+                &["timing.dram_bytes_per_cycle"],
+                timing.dram_bytes_per_cycle.into(),
+            ),
+            (&["timing.l1_bytes"], timing.l1_bytes.into()),
+            (&["timing.l1_ways"], timing.l1_ways.into()),
+            (
+                &["timing.l1_sectors_per_cycle"],
+                timing.l1_sectors_per_cycle.into(),
+            ),
+            (&["timing.atomic_latency"], timing.atomic_latency.into()),
+        ];
+        for (keys, value) in positive {
+            if value == 0 {
+                return Err(ConfigError {
+                    keys,
+                    message: format!("{} must be positive, not 0", keys[0]),
+                });
+            }
+        }
+        if sm.max_registers_per_thread > 255 {
+            return Err(ConfigError {
+                keys: &["sm.max_registers_per_thread"],
+                message: format!(
+                    "sm.max_registers_per_thread is {}; PTX allows at most 255 registers per thread",
+                    sm.max_registers_per_thread
+                ),
+            });
+        }
+        if timing.default_registers_per_thread > sm.max_registers_per_thread {
+            return Err(ConfigError {
+                keys: &["timing.default_registers_per_thread"],
+                message: format!(
+                    "timing.default_registers_per_thread is {}; an SM allows at most {} (sm.max_registers_per_thread)",
+                    timing.default_registers_per_thread, sm.max_registers_per_thread
+                ),
+            });
+        }
+        if !u64::from(timing.l1_bytes).is_multiple_of(u64::from(timing.l1_ways) * 128) {
+            return Err(ConfigError {
+                keys: &["timing.l1_bytes", "timing.l1_ways"],
+                message: format!(
+                    "timing.l1_bytes ({}) must be a multiple of timing.l1_ways ({}) times the 128-byte line",
+                    timing.l1_bytes, timing.l1_ways
+                ),
+            });
         }
         Ok(())
     }

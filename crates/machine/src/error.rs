@@ -31,6 +31,8 @@ pub enum LaunchCause {
     LocalMemory,
     /// The registers and memory one block needs on the host.
     BlockState,
+    /// Not even one block fits on an SM: the resource that does not suffice.
+    Residency(crate::timing::OccupancyLimit),
     Parameters,
     /// The host, not the input (e.g. threads could not start).
     Host,
@@ -116,10 +118,13 @@ pub enum FaultKind {
     /// and the block came back to a state it had been in: it loops for ever.
     /// `across_blocks`: the loop polls global memory that no thread of the
     /// block changes, so only another block (of a launch with more than
-    /// one) could end it.
+    /// one) could end it. `not_resident`: every resident block spins, and
+    /// this block (the next in line) and those after it cannot become
+    /// resident until one of them exits: a deadlock across blocks.
     Livelock {
         window: u64,
         across_blocks: bool,
+        not_resident: Option<[u32; 3]>,
     },
     InstructionLimit {
         limit: u64,

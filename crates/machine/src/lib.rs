@@ -18,6 +18,7 @@
 //! atomics, strong global accesses) run their blocks in block order on one
 //! host thread, so their results are the same on every host too.
 
+mod access;
 pub mod arith;
 pub mod block;
 mod checker;
@@ -28,7 +29,10 @@ mod initcheck;
 pub mod memory;
 pub mod printf;
 pub mod program;
+mod resident;
+mod semantics;
 pub mod stats;
+pub mod timing;
 pub mod warp;
 mod warp_sync;
 
@@ -68,6 +72,9 @@ pub struct Launch {
     pub params: Vec<u8>,
     /// The global address of each of [`Program::global_variables`].
     pub global_variable_addresses: Vec<u64>,
+    /// Registers per thread, which decide how many blocks an SM holds; the
+    /// machine's `timing.default_registers_per_thread` when not known.
+    pub registers_per_thread: Option<u32>,
 }
 
 /// What a launch produced. `error` is the first fault by block index; the
@@ -161,6 +168,12 @@ pub fn validate_launch(
             program.local_bytes,
             MAX_BLOCK_STATE_BYTES >> 20
         )));
+    }
+    if let Err(refusal) = timing::occupancy(&config.sm, block_resources(program, launch, config)) {
+        return Err(LaunchError::new(
+            LaunchCause::Residency(refusal.limited_by),
+            format!("no block of this launch fits on an SM: {}", refusal.message),
+        ));
     }
     if launch.global_variable_addresses.len() != program.global_variables.len() {
         return Err(LaunchError::new(
@@ -318,11 +331,24 @@ pub fn run_with(
     // accesses) see each other's effects in an order that would depend on
     // the host threads; running them one after another in block order makes
     // the outcome the same on every host.
-    let host_threads = if program.communicates_across_blocks {
-        1
-    } else {
-        host_threads
-    };
+    if program.communicates_across_blocks {
+        // Blocks that may wait for each other run side by side, as many as
+        // the GPU holds at once (`resident.rs`).
+        let per_sm = timing::occupancy(&config.sm, block_resources(program, launch, config))
+            .map(|occupancy| occupancy.blocks_per_sm)
+            .unwrap_or(1);
+        let capacity = u64::from(per_sm) * u64::from(config.device.sm_count);
+        let resident = resident::run_resident(&env, control, block_count, capacity, block_at);
+        return Ok(finish_launch(
+            config,
+            control,
+            resident.stats,
+            resident.first_fault,
+            resident.failed_blocks,
+            resident.findings,
+            resident.printed,
+        ));
+    }
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(host_threads)
         .build()
@@ -422,13 +448,61 @@ pub fn run_with(
         group = BLOCKS_PER_GROUP;
     }
     let (stats, error, failed_blocks, findings, printed) = total;
+    Ok(finish_launch(
+        config,
+        control,
+        stats,
+        error,
+        failed_blocks,
+        findings,
+        printed,
+    ))
+}
+
+/// What a block of `launch` needs from an SM. Without dynamic shared memory
+/// a block has its static variables; with it, the dynamic part starts at its
+/// aligned offset after them.
+fn block_resources(
+    program: &Program,
+    launch: &Launch,
+    config: &MachineConfig,
+) -> timing::BlockResources {
+    let shared_bytes = if launch.dynamic_shared_bytes == 0 {
+        program.static_shared_bytes
+    } else {
+        program
+            .dynamic_shared_offset
+            .saturating_add(launch.dynamic_shared_bytes)
+    };
+    timing::BlockResources {
+        threads: launch
+            .block
+            .iter()
+            .fold(1u32, |product, &dim| product.saturating_mul(dim)),
+        registers_per_thread: launch
+            .registers_per_thread
+            .unwrap_or(config.timing.default_registers_per_thread),
+        shared_bytes,
+    }
+}
+
+/// The outcome of a launch from what its blocks left.
+fn finish_launch(
+    config: &MachineConfig,
+    control: &RunControl,
+    stats: RunStats,
+    error: Option<(u64, ExecError)>,
+    failed_blocks: u64,
+    findings: FindingLog,
+    printed: PrintLog,
+) -> RunOutcome {
     let (printed, printed_dropped) = printed.into_output(config.limits.printf_buffer_bytes);
     tracing::debug!(
         warp_instructions = stats.warp_instructions(),
         failed_blocks,
         "launch finished"
     );
-    Ok(RunOutcome {
+    RunOutcome {
         interrupted: control.stop.load(Ordering::Relaxed),
         stats,
         error: error.map(|(_, error)| error),
@@ -436,13 +510,11 @@ pub fn run_with(
         findings: findings.into_sorted(),
         printed,
         printed_dropped,
-    })
+    }
 }
 
-/// The `printf` output of the blocks one host thread ran, by block, so that
-/// the launch's output is in block order whatever the host threads did.
 #[derive(Default)]
-struct PrintLog {
+pub(crate) struct PrintLog {
     blocks: Vec<(u64, Vec<u8>)>,
     dropped: u64,
 }

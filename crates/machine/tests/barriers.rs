@@ -778,7 +778,8 @@ fn spin_deadlock_is_a_livelock_naming_the_loop_and_the_polled_address() {
         error.kind,
         FaultKind::Livelock {
             window: 20_000,
-            across_blocks: false
+            across_blocks: false,
+            not_resident: None
         }
     );
     // Warp 1 spins in the three-instruction loop, reading the flag at the
@@ -1067,7 +1068,8 @@ fn a_compare_and_swap_spin_on_a_taken_lock_is_a_livelock() {
         error.kind,
         FaultKind::Livelock {
             window: 10_000,
-            across_blocks: false
+            across_blocks: false,
+            not_resident: None
         }
     );
     assert_eq!(error.spinning.len(), 1);

@@ -127,6 +127,7 @@ fn run(module: &Module, launch: &LaunchLine) -> Run {
             dynamic_shared_bytes: launch.dynamic_shared_bytes,
             params,
             global_variable_addresses,
+            registers_per_thread: None,
         },
         &memory,
         &MachineConfig::hopper(),

@@ -216,6 +216,7 @@ impl Launcher {
             dynamic_shared_bytes: self.dynamic_shared_bytes,
             params: self.params_override.unwrap_or(params),
             global_variable_addresses,
+            registers_per_thread: None,
         };
         let options = RunOptions {
             host_threads: self.host_threads,

@@ -1,0 +1,671 @@
+//! Where a byte lives: the lanes of a memory instruction resolved to shared,
+//! local, global, parameter or constant memory, loaded, stored or updated
+//! atomically, with the bank arbiter's wavefronts for shared memory, the
+//! 32-byte sectors of global accesses, and the initialization checker's view.
+//!
+//! State spaces and generic addressing follow the PTX ISA (section 5.1,
+//! "State Spaces", and 6.4.1, "Generic Addressing").
+
+use warpsim_banks::AccessKind;
+use warpsim_ir::{AtomOp, StateSpace};
+
+use crate::arith::{self, f32_bits, f32_of, sign_extend, width_mask};
+use crate::block::{BlockState, LaunchEnv};
+use crate::error::*;
+use crate::initcheck::ReadSpace;
+use crate::memory::{
+    read_bytes, size_mask, write_bytes, CONST_WINDOW, LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW,
+    WINDOW_SIZE,
+};
+use crate::printf;
+use crate::program::*;
+use crate::semantics::{fault, Fault};
+use crate::stats::InstrStats;
+use crate::warp::{Warp, WARP_SIZE};
+
+/// Where a lane's access goes once its address is resolved.
+#[derive(Clone, Copy)]
+pub(crate) enum Target {
+    Shared(u64),
+    Local(u64),
+    Global(u64),
+    Param(u64),
+    Const(u64),
+}
+
+impl Target {
+    /// The state space the access lands in.
+    fn space(self) -> StateSpace {
+        match self {
+            Target::Shared(_) => StateSpace::Shared,
+            Target::Local(_) => StateSpace::Local,
+            Target::Global(_) => StateSpace::Global,
+            Target::Param(_) => StateSpace::Param,
+            Target::Const(_) => StateSpace::Const,
+        }
+    }
+
+    /// Where a global access lies among the buffers.
+    fn place(self, env: &LaunchEnv) -> Option<GlobalPlace> {
+        match self {
+            Target::Global(address) => Some(env.global.place(address)),
+            _ => None,
+        }
+    }
+}
+
+/// Computes a lane's address.
+#[inline(always)]
+pub(crate) fn lane_address(values: &[u64], addr: LoweredAddress, lane: usize) -> u64 {
+    match addr.base {
+        Some(reg) => {
+            let sum = values[reg as usize * WARP_SIZE + lane].wrapping_add(addr.offset as u64);
+            if addr.base_bits <= 32 {
+                sum & 0xffff_ffff
+            } else {
+                sum
+            }
+        }
+        None => addr.offset as u64,
+    }
+}
+
+/// A lane's address and where it goes, once it passed the alignment every
+/// access of `size` bytes needs (PTX requires natural alignment).
+#[inline(always)]
+pub(crate) fn lane_target(
+    env: &LaunchEnv,
+    values: &[u64],
+    addr: LoweredAddress,
+    lane: usize,
+    space: StateSpace,
+    size: u32,
+) -> Result<(u64, Target), Fault> {
+    let address = lane_address(values, addr, lane);
+    let target = resolve(space, address);
+    if address & (u64::from(size) - 1) != 0 {
+        return Err(fault(
+            FaultKind::Misaligned {
+                space,
+                address,
+                size,
+                place: target.place(env),
+            },
+            lane as u32,
+        ));
+    }
+    Ok((address, target))
+}
+
+/// Resolves a generic address into its window.
+#[inline(always)]
+pub(crate) fn resolve(space: StateSpace, address: u64) -> Target {
+    match space {
+        StateSpace::Shared => Target::Shared(address),
+        StateSpace::Local => Target::Local(address),
+        StateSpace::Param => Target::Param(address),
+        StateSpace::Const => Target::Const(address),
+        StateSpace::Global => Target::Global(address),
+        StateSpace::Generic => {
+            if (SHARED_WINDOW..SHARED_WINDOW + WINDOW_SIZE).contains(&address) {
+                Target::Shared(address - SHARED_WINDOW)
+            } else if (LOCAL_WINDOW..LOCAL_WINDOW + WINDOW_SIZE).contains(&address) {
+                Target::Local(address - LOCAL_WINDOW)
+            } else if (CONST_WINDOW..CONST_WINDOW + WINDOW_SIZE).contains(&address) {
+                Target::Const(address - CONST_WINDOW)
+            } else if (PARAM_WINDOW..PARAM_WINDOW + WINDOW_SIZE).contains(&address) {
+                Target::Param(address - PARAM_WINDOW)
+            } else {
+                Target::Global(address)
+            }
+        }
+    }
+}
+
+/// A load or store of `count` elements for every active lane, with the bank
+/// arbiter's verdict for shared memory and the sectors for global memory.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn memory_access(
+    env: &LaunchEnv,
+    warp: &mut Warp,
+    state: &mut BlockState,
+    pc: u32,
+    active: u32,
+    space: StateSpace,
+    value: MemoryValue,
+    registers: &[u32; 4],
+    count: u8,
+    addr: LoweredAddress,
+    store: bool,
+) -> Result<(), Fault> {
+    let size = u32::from(value.size);
+    let total = size * u32::from(count);
+    // Global, `.param` and `.const` memory always have contents.
+    let may_reach_tracked = matches!(
+        space,
+        StateSpace::Shared | StateSpace::Local | StateSpace::Generic
+    );
+    if may_reach_tracked && state.written.is_some() {
+        // Before the lanes run: a load may overwrite its address register.
+        let access = InitAccess {
+            reads: !store,
+            writes: store,
+            atomic: false,
+        };
+        observe_initialization(env, warp, state, pc, active, space, addr, total, access);
+    }
+    let mut shared_lanes = 0u32;
+    let mut global_lanes = 0u32;
+    state.sectors.clear();
+    for lane in 0..WARP_SIZE {
+        if active >> lane & 1 == 0 {
+            continue;
+        }
+        let (address, target) = lane_target(env, &warp.values, addr, lane, space, total)?;
+        let thread = warp.index as usize * WARP_SIZE + lane;
+        match target {
+            Target::Shared(offset) => {
+                shared_lanes |= 1 << lane;
+                state.shared_addresses[lane] = offset as u32;
+            }
+            Target::Global(address) => {
+                global_lanes |= 1 << lane;
+                push_sectors(&mut state.sectors, address, total);
+            }
+            _ => {}
+        }
+        for (element, &register) in registers.iter().enumerate().take(usize::from(count)) {
+            let element_offset = (element as u32 * size) as u64;
+            let out_of_bounds = || out_of_bounds(env, target, address, total, store, lane);
+            let reg = register as usize * WARP_SIZE + lane;
+            if store {
+                let bits = warp.values[reg] & size_mask(size);
+                let written = match target {
+                    Target::Shared(offset) => write_bytes(
+                        &mut state.shared,
+                        (offset + element_offset) as usize,
+                        size,
+                        bits,
+                    ),
+                    Target::Local(offset) => local_index(
+                        env.program.local_bytes,
+                        thread,
+                        offset,
+                        element_offset,
+                        total,
+                    )
+                    .and_then(|start| write_bytes(&mut state.local, start, size, bits)),
+                    Target::Global(address) => {
+                        env.global.write(address + element_offset, size, bits).ok()
+                    }
+                    Target::Param(_) | Target::Const(_) => {
+                        return Err(fault(
+                            FaultKind::InvalidAccess {
+                                message: "the .param and .const spaces are read-only".to_string(),
+                            },
+                            lane as u32,
+                        ))
+                    }
+                };
+                written.ok_or_else(out_of_bounds)?;
+            } else {
+                let raw = load(env, state, target, thread, element_offset, size, total)
+                    .ok_or_else(out_of_bounds)?;
+                let extended = if value.sign_extend && size < 8 {
+                    sign_extend(raw, value.size * 8) as u64 & width_mask(value.register_bits)
+                } else {
+                    raw
+                };
+                warp.values[reg] = extended;
+            }
+        }
+    }
+    let counters = &mut state.stats.per_instruction[pc as usize];
+    if shared_lanes != 0 {
+        let kind = if store {
+            AccessKind::Store
+        } else {
+            AccessKind::Load
+        };
+        let verdict = state
+            .arbiter
+            .request(kind, total, shared_lanes, &state.shared_addresses);
+        record_wavefronts(counters, verdict);
+    }
+    if global_lanes != 0 {
+        record_sectors(counters, &mut state.sectors);
+    }
+    Ok(())
+}
+
+/// What a memory instruction does to the bytes it touches, for the
+/// initialization checker.
+#[derive(Clone, Copy)]
+pub(crate) struct InitAccess {
+    reads: bool,
+    writes: bool,
+    atomic: bool,
+}
+
+/// The initialization checker's part of a memory instruction of `total`
+/// bytes per lane, run before its lanes are: reads of shared or local bytes
+/// not yet written are reported (shared and local lanes apart, as a generic
+/// load may reach both), then the bytes it writes are marked. Bytes outside
+/// the memory count as written (that access faults when the lanes run), and
+/// a misaligned access is looked at like any other: its fault ends the
+/// block right after.
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn observe_initialization(
+    env: &LaunchEnv,
+    warp: &Warp,
+    state: &mut BlockState,
+    pc: u32,
+    active: u32,
+    space: StateSpace,
+    addr: LoweredAddress,
+    total: u32,
+    access: InitAccess,
+) {
+    let BlockState {
+        written: Some(written),
+        checker,
+        ..
+    } = state
+    else {
+        return;
+    };
+    let local_bytes = env.program.local_bytes;
+    let len = total as usize;
+    let active_lanes = || {
+        let mut pending = active;
+        std::iter::from_fn(move || {
+            let lane = pending.trailing_zeros() as usize;
+            pending &= pending.wrapping_sub(1);
+            (lane < WARP_SIZE).then_some(lane)
+        })
+    };
+    if access.reads {
+        // Per memory: the lanes, and the bytes they read (first, end).
+        let mut shared = (0u32, u64::MAX, 0u64);
+        let mut local = (0u32, u64::MAX, 0u64);
+        for lane in active_lanes() {
+            let address = lane_address(&warp.values, addr, lane);
+            let thread = warp.index as usize * WARP_SIZE + lane;
+            let (reads, offset) = match resolve(space, address) {
+                Target::Shared(offset) if !written.shared_written(offset as usize, len) => {
+                    (&mut shared, offset)
+                }
+                Target::Local(offset) => match local_index(local_bytes, thread, offset, 0, total) {
+                    Some(index) if !written.local_written(index, len) => (&mut local, offset),
+                    _ => continue,
+                },
+                _ => continue,
+            };
+            reads.0 |= 1 << lane;
+            reads.1 = reads.1.min(offset);
+            reads.2 = reads.2.max(offset + u64::from(total));
+        }
+        for (space, (lanes, first, end)) in [(ReadSpace::Shared, shared), (ReadSpace::Local, local)]
+        {
+            if lanes != 0 {
+                checker.uninitialized_read(pc, space, access.atomic, warp.index, lanes, first, end);
+            }
+        }
+    }
+    if access.writes {
+        for lane in active_lanes() {
+            let address = lane_address(&warp.values, addr, lane);
+            let thread = warp.index as usize * WARP_SIZE + lane;
+            match resolve(space, address) {
+                Target::Shared(offset) => written.write_shared(offset as usize, len),
+                Target::Local(offset) => {
+                    if let Some(index) = local_index(local_bytes, thread, offset, 0, total) {
+                        written.write_local(index, len);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// Element `element_offset` (of `size` bytes) of a `total`-byte load by
+/// `thread` from `target`, or `None` when the access falls outside its space.
+#[inline(always)]
+pub(crate) fn load(
+    env: &LaunchEnv,
+    state: &BlockState,
+    target: Target,
+    thread: usize,
+    element_offset: u64,
+    size: u32,
+    total: u32,
+) -> Option<u64> {
+    match target {
+        Target::Shared(offset) => {
+            read_bytes(&state.shared, (offset + element_offset) as usize, size)
+        }
+        Target::Local(offset) => local_index(
+            env.program.local_bytes,
+            thread,
+            offset,
+            element_offset,
+            total,
+        )
+        .and_then(|start| read_bytes(&state.local, start, size)),
+        Target::Global(address) => env.global.read(address + element_offset, size).ok(),
+        Target::Param(offset) => read_bytes(env.params, (offset + element_offset) as usize, size),
+        Target::Const(offset) => read_bytes(
+            &env.program.const_data,
+            (offset + element_offset) as usize,
+            size,
+        ),
+    }
+}
+
+/// `size` bytes at a generic `address`, as `thread` of the block sees them.
+pub(crate) fn read_generic(
+    env: &LaunchEnv,
+    state: &BlockState,
+    thread: usize,
+    address: u64,
+    size: u32,
+) -> Option<u64> {
+    let target = resolve(StateSpace::Generic, address);
+    load(env, state, target, thread, 0, size, size)
+}
+
+/// The NUL-terminated string at a generic `address` (at most
+/// [`printf::MAX_STRING_BYTES`]; what cannot be read ends it).
+pub(crate) fn read_string(
+    env: &LaunchEnv,
+    state: &BlockState,
+    thread: usize,
+    address: u64,
+) -> Vec<u8> {
+    let mut text = Vec::new();
+    while text.len() < printf::MAX_STRING_BYTES {
+        match read_generic(
+            env,
+            state,
+            thread,
+            address.wrapping_add(text.len() as u64),
+            1,
+        ) {
+            Some(0) | None => break,
+            Some(byte) => text.push(byte as u8),
+        }
+    }
+    text
+}
+
+/// What `printf` reads of one lane's memory.
+pub(crate) struct LaneMemory<'a> {
+    env: &'a LaunchEnv<'a>,
+    state: &'a BlockState,
+    thread: usize,
+    arguments: u64,
+}
+
+impl printf::PrintfMemory for LaneMemory<'_> {
+    fn argument(&mut self, offset: u64, size: u32) -> Option<u64> {
+        let address = self.arguments.checked_add(offset)?;
+        read_generic(self.env, self.state, self.thread, address, size)
+    }
+
+    fn string(&mut self, address: u64) -> Option<Vec<u8>> {
+        Some(read_string(self.env, self.state, self.thread, address))
+    }
+}
+
+/// `vprintf` for every active lane, in lane order: the text goes to the
+/// block's output (up to the launch's printf buffer), the number of
+/// arguments taken to `dst`.
+#[cold]
+pub(crate) fn printf(
+    env: &LaunchEnv,
+    warp: &mut Warp,
+    state: &mut BlockState,
+    active: u32,
+    dst: Option<ValueReg>,
+    format: ValueReg,
+    arguments: ValueReg,
+) {
+    let limit = env.config.limits.printf_buffer_bytes;
+    let mut text = Vec::new();
+    for lane in 0..WARP_SIZE {
+        if active >> lane & 1 == 0 {
+            continue;
+        }
+        let thread = warp.index as usize * WARP_SIZE + lane;
+        let format_address = warp.values[format as usize * WARP_SIZE + lane];
+        // A null format prints nothing and returns -1 (CUDA C++
+        // Programming Guide, "Formatted Output").
+        let taken = if format_address == 0 {
+            -1
+        } else {
+            let format_text = read_string(env, state, thread, format_address);
+            let mut memory = LaneMemory {
+                env,
+                state,
+                thread,
+                arguments: warp.values[arguments as usize * WARP_SIZE + lane],
+            };
+            text.clear();
+            let taken = printf::format(&format_text, &mut memory, &mut text);
+            if (state.printed.len() + text.len()) as u64 <= limit {
+                state.printed.extend_from_slice(&text);
+            } else {
+                state.printed_dropped += text.len() as u64;
+            }
+            taken
+        };
+        if let Some(dst) = dst {
+            warp.values[dst as usize * WARP_SIZE + lane] = u64::from(taken as u32);
+        }
+    }
+}
+
+/// A lane's access of `size` bytes at `address`, landing in `target`, falls
+/// outside its space. (Not `#[cold]`: `fault` is, and marking this one too
+/// makes `memory_access`'s lane loop some 8% longer.)
+pub(crate) fn out_of_bounds(
+    env: &LaunchEnv,
+    target: Target,
+    address: u64,
+    size: u32,
+    store: bool,
+    lane: usize,
+) -> Fault {
+    fault(
+        FaultKind::OutOfBounds {
+            space: target.space(),
+            address,
+            size,
+            store,
+            place: target.place(env),
+        },
+        lane as u32,
+    )
+}
+
+/// Where element `element_offset` of a `total`-byte access at `offset` of a
+/// thread's local window lies in the block's local array, if the whole access
+/// fits the window.
+#[inline(always)]
+pub(crate) fn local_index(
+    local_bytes: u32,
+    thread: usize,
+    offset: u64,
+    element_offset: u64,
+    total: u32,
+) -> Option<usize> {
+    let local_bytes = u64::from(local_bytes);
+    let end = offset.checked_add(u64::from(total))?;
+    (end <= local_bytes).then(|| (thread as u64 * local_bytes + offset + element_offset) as usize)
+}
+
+/// Records the 32-byte sectors an access touches. Neighbouring lanes usually
+/// touch the same sector, so repeats of the last one are dropped at once and
+/// the final sort has little left to do.
+#[inline(always)]
+pub(crate) fn push_sectors(sectors: &mut Vec<u64>, address: u64, size: u32) {
+    let first = address >> 5;
+    // `address` is aligned to `size`, so this cannot pass the top of memory.
+    let last = (address + (u64::from(size) - 1)) >> 5;
+    for sector in first..=last {
+        if sectors.last() != Some(&sector) {
+            sectors.push(sector);
+        }
+    }
+}
+
+/// One global request: the distinct 32-byte sectors its lanes touched.
+pub(crate) fn record_sectors(counters: &mut InstrStats, sectors: &mut Vec<u64>) {
+    sectors.sort_unstable();
+    sectors.dedup();
+    counters.global_requests += 1;
+    counters.sectors += sectors.len() as u64;
+}
+
+pub(crate) fn record_wavefronts(counters: &mut InstrStats, verdict: warpsim_banks::Wavefronts) {
+    counters.shared_requests += 1;
+    counters.wavefronts += u64::from(verdict.wavefronts);
+    counters.ideal_wavefronts += u64::from(verdict.ideal);
+    counters.bank_conflicts += u64::from(verdict.conflicts());
+}
+
+/// The new value of an atomic read-modify-write.
+pub(crate) fn atomic_update(op: AtomOp, ty: NumberType, old: u64, a: u64, b: u64) -> u64 {
+    match (op, ty) {
+        (AtomOp::Add, NumberType::Float(FloatType::F32)) => f32_bits(f32_of(old) + f32_of(a)),
+        (AtomOp::Add, NumberType::Float(FloatType::F64)) => {
+            (f64::from_bits(old) + f64::from_bits(a)).to_bits()
+        }
+        (AtomOp::Add, NumberType::Int(int)) => arith::int_add(old, a, int),
+        // A population-count increment adds the literal 1 (`a`) for every lane.
+        (AtomOp::PopcIncrement, NumberType::Int(int)) => arith::int_add(old, a, int),
+        (AtomOp::Min, NumberType::Int(int)) => arith::int_min(old, a, int),
+        (AtomOp::Max, NumberType::Int(int)) => arith::int_max(old, a, int),
+        (AtomOp::Exch, _) => a,
+        (AtomOp::Cas, _) => {
+            if old == a {
+                b
+            } else {
+                old
+            }
+        }
+        (AtomOp::And, _) => old & a,
+        (AtomOp::Or, _) => old | a,
+        (AtomOp::Xor, _) => old ^ a,
+        (AtomOp::Inc, _) => {
+            if old >= a {
+                0
+            } else {
+                old + 1
+            }
+        }
+        (AtomOp::Dec, _) => {
+            if old == 0 || old > a {
+                a
+            } else {
+                old - 1
+            }
+        }
+        // The verifier rejects float min/max and float population-count increments.
+        (AtomOp::Min | AtomOp::Max | AtomOp::PopcIncrement, NumberType::Float(_)) => old,
+    }
+}
+
+/// An atomic on every active lane, one lane after another in lane order.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn atomic(
+    env: &LaunchEnv,
+    warp: &mut Warp,
+    state: &mut BlockState,
+    pc: u32,
+    active: u32,
+    space: StateSpace,
+    op: AtomOp,
+    ty: NumberType,
+    size: u8,
+    dst: Option<u32>,
+    addr: LoweredAddress,
+    a: u32,
+    b: Option<u32>,
+) -> Result<(), Fault> {
+    let size = u32::from(size);
+    let mask = size_mask(size);
+    if space != StateSpace::Global && state.written.is_some() {
+        // An exchange whose old value goes nowhere reads nothing.
+        let access = InitAccess {
+            reads: op != AtomOp::Exch || dst.is_some(),
+            writes: true,
+            atomic: true,
+        };
+        observe_initialization(env, warp, state, pc, active, space, addr, size, access);
+    }
+    let mut shared_lanes = 0u32;
+    state.sectors.clear();
+    for lane in 0..WARP_SIZE {
+        if active >> lane & 1 == 0 {
+            continue;
+        }
+        let (address, target) = lane_target(env, &warp.values, addr, lane, space, size)?;
+        let operand = warp.values[a as usize * WARP_SIZE + lane] & mask;
+        let swap = b.map_or(0, |b| warp.values[b as usize * WARP_SIZE + lane] & mask);
+        let update = |old| atomic_update(op, ty, old, operand, swap) & mask;
+        let out_of_bounds = || out_of_bounds(env, target, address, size, true, lane);
+        let (old, new) = match target {
+            Target::Shared(offset) => {
+                shared_lanes |= 1 << lane;
+                state.shared_addresses[lane] = offset as u32;
+                let old =
+                    read_bytes(&state.shared, offset as usize, size).ok_or_else(out_of_bounds)?;
+                let new = update(old);
+                write_bytes(&mut state.shared, offset as usize, size, new);
+                (old, new)
+            }
+            Target::Global(address) => {
+                push_sectors(&mut state.sectors, address, size);
+                env.global
+                    .atomic(address, size, update)
+                    .map_err(|_| out_of_bounds())?
+            }
+            Target::Local(_) | Target::Param(_) | Target::Const(_) => {
+                return Err(fault(
+                    FaultKind::InvalidAccess {
+                        message: "atomics work on global and shared memory only".to_string(),
+                    },
+                    lane as u32,
+                ))
+            }
+        };
+        // Only an atomic that changed memory is progress to the livelock
+        // detector: a compare-and-swap spinning on a taken lock is not.
+        if new != old {
+            state.checker.last_progress = state.instructions;
+        }
+        if let Some(dst) = dst {
+            warp.values[dst as usize * WARP_SIZE + lane] = old;
+        }
+    }
+    let counters = &mut state.stats.per_instruction[pc as usize];
+    if shared_lanes != 0 {
+        // ATOMS.POPC.INC serves the lanes of one word together; other atomics never merge.
+        let kind = if op == AtomOp::PopcIncrement {
+            AccessKind::PopcIncrement
+        } else {
+            AccessKind::Atomic
+        };
+        let verdict = state
+            .arbiter
+            .request(kind, size, shared_lanes, &state.shared_addresses);
+        record_wavefronts(counters, verdict);
+    }
+    if !state.sectors.is_empty() {
+        record_sectors(counters, &mut state.sectors);
+    }
+    Ok(())
+}

@@ -1,0 +1,1253 @@
+//! What an instruction computes: the semantics of every instruction over
+//! the active lanes of a warp, as lane loops over the warp's registers.
+//!
+//! Memory instructions hand their lanes to `access.rs`; branches, exits,
+//! barriers and warp-synchronous instructions change where the warp's paths
+//! stand, which `block.rs` and `warp_sync.rs` own. Semantics follow the PTX
+//! ISA (chapter 9, "Instruction Set"); rounding and NaN handling are
+//! `arith.rs`'s.
+
+use warpsim_ir::BoolOp;
+
+use crate::access::{atomic, memory_access, printf, read_string};
+use crate::arith::{self, f32_bits, f32_of, sign_extend, width_mask};
+use crate::block::{barrier, branch, exit_lanes, thread_index, BlockState, LaunchEnv};
+use crate::error::*;
+use crate::program::*;
+use crate::warp::{Warp, WARP_SIZE};
+use crate::warp_sync;
+
+/// A fault and the lane that caused it; boxed so the happy path stays small.
+pub(crate) type Fault = Box<(FaultKind, u32)>;
+
+#[cold]
+pub(crate) fn fault(kind: FaultKind, lane: u32) -> Fault {
+    Box::new((kind, lane))
+}
+
+#[inline(always)]
+pub(crate) fn lanes(values: &[u64], reg: u32) -> [u64; WARP_SIZE] {
+    let mut out = [0; WARP_SIZE];
+    let start = reg as usize * WARP_SIZE;
+    out.copy_from_slice(&values[start..start + WARP_SIZE]);
+    out
+}
+
+#[inline(always)]
+pub(crate) fn lanes_mut(values: &mut [u64], reg: u32) -> &mut [u64] {
+    let start = reg as usize * WARP_SIZE;
+    &mut values[start..start + WARP_SIZE]
+}
+
+/// `dst = f(a)` on the active lanes. Lane `l` of the destination depends
+/// only on lane `l` of the sources, so a destination that is also a source
+/// can be updated lane by lane. With every lane active (the common case) the
+/// result goes through a local array so the loop has no aliasing and vectorises.
+#[inline(always)]
+pub(crate) fn map1(values: &mut [u64], dst: u32, a: u32, active: u32, f: impl Fn(u64) -> u64) {
+    let (dst, a) = (dst as usize * WARP_SIZE, a as usize * WARP_SIZE);
+    if active == u32::MAX {
+        let mut out = [0u64; WARP_SIZE];
+        for (out, &x) in out.iter_mut().zip(&values[a..a + WARP_SIZE]) {
+            *out = f(x);
+        }
+        values[dst..dst + WARP_SIZE].copy_from_slice(&out);
+        return;
+    }
+    let values = &mut values[..dst.max(a) + WARP_SIZE];
+    for lane in 0..WARP_SIZE {
+        if active >> lane & 1 != 0 {
+            values[dst + lane] = f(values[a + lane]);
+        }
+    }
+}
+
+/// `dst = f(a, b)` on the active lanes, as [`map1`].
+#[inline(always)]
+pub(crate) fn map2(
+    values: &mut [u64],
+    dst: u32,
+    a: u32,
+    b: u32,
+    active: u32,
+    f: impl Fn(u64, u64) -> u64,
+) {
+    let (dst, a, b) = (
+        dst as usize * WARP_SIZE,
+        a as usize * WARP_SIZE,
+        b as usize * WARP_SIZE,
+    );
+    if active == u32::MAX {
+        let mut out = [0u64; WARP_SIZE];
+        let (a, b) = (&values[a..a + WARP_SIZE], &values[b..b + WARP_SIZE]);
+        for ((out, &x), &y) in out.iter_mut().zip(a).zip(b) {
+            *out = f(x, y);
+        }
+        values[dst..dst + WARP_SIZE].copy_from_slice(&out);
+        return;
+    }
+    let values = &mut values[..dst.max(a).max(b) + WARP_SIZE];
+    for lane in 0..WARP_SIZE {
+        if active >> lane & 1 != 0 {
+            values[dst + lane] = f(values[a + lane], values[b + lane]);
+        }
+    }
+}
+
+/// `dst = f(a, b, c)` on the active lanes, as [`map1`].
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn map3(
+    values: &mut [u64],
+    dst: u32,
+    a: u32,
+    b: u32,
+    c: u32,
+    active: u32,
+    f: impl Fn(u64, u64, u64) -> u64,
+) {
+    let (dst, a, b, c) = (
+        dst as usize * WARP_SIZE,
+        a as usize * WARP_SIZE,
+        b as usize * WARP_SIZE,
+        c as usize * WARP_SIZE,
+    );
+    if active == u32::MAX {
+        let mut out = [0u64; WARP_SIZE];
+        let (a, b, c) = (
+            &values[a..a + WARP_SIZE],
+            &values[b..b + WARP_SIZE],
+            &values[c..c + WARP_SIZE],
+        );
+        for (((out, &x), &y), &z) in out.iter_mut().zip(a).zip(b).zip(c) {
+            *out = f(x, y, z);
+        }
+        values[dst..dst + WARP_SIZE].copy_from_slice(&out);
+        return;
+    }
+    let values = &mut values[..dst.max(a).max(b).max(c) + WARP_SIZE];
+    for lane in 0..WARP_SIZE {
+        if active >> lane & 1 != 0 {
+            values[dst + lane] = f(values[a + lane], values[b + lane], values[c + lane]);
+        }
+    }
+}
+
+/// The lanes where `test(lane)` holds, as a mask.
+#[inline(always)]
+pub(crate) fn lane_mask(test: impl Fn(usize) -> bool) -> u32 {
+    let mut mask = 0u32;
+    for lane in 0..WARP_SIZE {
+        mask |= u32::from(test(lane)) << lane;
+    }
+    mask
+}
+
+/// Both operands of a comparison as order-preserving unsigned keys.
+#[inline(always)]
+pub(crate) fn order_keys(
+    a: &[u64; WARP_SIZE],
+    b: &[u64; WARP_SIZE],
+    key: impl Fn(u64) -> u64,
+) -> ([u64; WARP_SIZE], [u64; WARP_SIZE]) {
+    let (mut x, mut y) = ([0u64; WARP_SIZE], [0u64; WARP_SIZE]);
+    for lane in 0..WARP_SIZE {
+        x[lane] = key(a[lane]);
+        y[lane] = key(b[lane]);
+    }
+    (x, y)
+}
+
+/// `setp` over a whole warp: the comparison is chosen once, outside the lane
+/// loop. Integers become order-preserving unsigned keys (signed values with
+/// their sign bit flipped), so six loops serve every integer type.
+#[inline(always)]
+pub(crate) fn compare_lanes(
+    cmp: warpsim_ir::CmpOp,
+    ty: NumberType,
+    a: &[u64; WARP_SIZE],
+    b: &[u64; WARP_SIZE],
+) -> u32 {
+    use warpsim_ir::CmpOp::*;
+    match ty {
+        NumberType::Int(int) => {
+            let signed = int.signed && !cmp.is_unsigned_only();
+            let (x, y) = match (signed, int.bits) {
+                // 32-bit integers, the common case: flipping the sign bit of the
+                // low word orders signed values as unsigned ones.
+                (true, 32) => order_keys(a, b, |value| u64::from(value as u32 ^ 0x8000_0000)),
+                (false, 32) => order_keys(a, b, |value| value & 0xffff_ffff),
+                (true, bits) => {
+                    order_keys(a, b, |value| (sign_extend(value, bits) as u64) ^ (1 << 63))
+                }
+                (false, bits) => order_keys(a, b, |value| value & width_mask(bits)),
+            };
+            match cmp {
+                Eq | Equ => lane_mask(|l| x[l] == y[l]),
+                Ne | Neu => lane_mask(|l| x[l] != y[l]),
+                Lt | Ltu | Lo => lane_mask(|l| x[l] < y[l]),
+                Le | Leu | Ls => lane_mask(|l| x[l] <= y[l]),
+                Gt | Gtu | Hi => lane_mask(|l| x[l] > y[l]),
+                Ge | Geu | Hs => lane_mask(|l| x[l] >= y[l]),
+                Num => u32::MAX,
+                Nan => 0,
+            }
+        }
+        NumberType::Float(_) => lane_mask(|lane| arith::compare(cmp, ty, a[lane], b[lane])),
+    }
+}
+
+/// The value of a register that must be warp-uniform: the first active
+/// lane's, or `Err` with the first active lane whose value differs.
+pub(crate) fn uniform_value(values: &[u64], reg: u32, active: u32) -> Result<u64, u32> {
+    let lanes = &values[reg as usize * WARP_SIZE..][..WARP_SIZE];
+    let first = lanes[active.trailing_zeros().min(31) as usize];
+    match (0..WARP_SIZE).find(|&lane| active >> lane & 1 != 0 && lanes[lane] != first) {
+        Some(lane) => Err(lane as u32),
+        None => Ok(first),
+    }
+}
+
+/// Executes the instruction at `pc` for the active lanes of path `path_index`.
+/// `HARDWARE_FMA`: the caller is compiled with the FMA instruction set.
+#[inline(always)]
+pub(crate) fn execute<const HARDWARE_FMA: bool>(
+    env: &LaunchEnv,
+    warp: &mut Warp,
+    state: &mut BlockState,
+    path_index: usize,
+    pc: u32,
+    active: u32,
+) -> Result<(), Fault> {
+    let instruction = &env.program.code[pc as usize];
+    let values = &mut warp.values;
+    match instruction.kind {
+        Kind::IntBinary { op, ty, dst, a, b } => match op {
+            IntBinary::Add => map2(values, dst, a, b, active, |x, y| arith::int_add(x, y, ty)),
+            IntBinary::Sub => map2(values, dst, a, b, active, |x, y| arith::int_sub(x, y, ty)),
+            IntBinary::MulLo => map2(values, dst, a, b, active, |x, y| {
+                arith::int_mul_lo(x, y, ty)
+            }),
+            IntBinary::MulHi => map2(values, dst, a, b, active, |x, y| {
+                arith::int_mul_hi(x, y, ty)
+            }),
+            IntBinary::MulWide => map2(values, dst, a, b, active, |x, y| {
+                arith::int_mul_wide(x, y, ty)
+            }),
+            IntBinary::Div => map2(values, dst, a, b, active, |x, y| arith::int_div(x, y, ty)),
+            IntBinary::Rem => map2(values, dst, a, b, active, |x, y| arith::int_rem(x, y, ty)),
+            IntBinary::Min => map2(values, dst, a, b, active, |x, y| arith::int_min(x, y, ty)),
+            IntBinary::Max => map2(values, dst, a, b, active, |x, y| arith::int_max(x, y, ty)),
+            IntBinary::And => map2(values, dst, a, b, active, |x, y| x & y),
+            IntBinary::Or => map2(values, dst, a, b, active, |x, y| x | y),
+            IntBinary::Xor => map2(values, dst, a, b, active, |x, y| x ^ y),
+            IntBinary::Shl => map2(values, dst, a, b, active, |x, y| arith::int_shl(x, y, ty)),
+            IntBinary::Shr => map2(values, dst, a, b, active, |x, y| arith::int_shr(x, y, ty)),
+        },
+        Kind::FloatBinary { op, ty, dst, a, b } => match ty {
+            // One closure per operation, so each lane loop is monomorphic.
+            // NaN results are the canonical NaN, as on NVIDIA GPUs.
+            FloatType::F32 => {
+                let result = arith::f32_result;
+                match op {
+                    FloatBinary::Add => map2(values, dst, a, b, active, |x, y| {
+                        result(f32_of(x) + f32_of(y))
+                    }),
+                    FloatBinary::Sub => map2(values, dst, a, b, active, |x, y| {
+                        result(f32_of(x) - f32_of(y))
+                    }),
+                    FloatBinary::Mul => map2(values, dst, a, b, active, |x, y| {
+                        result(f32_of(x) * f32_of(y))
+                    }),
+                    FloatBinary::Div => map2(values, dst, a, b, active, |x, y| {
+                        result(f32_of(x) / f32_of(y))
+                    }),
+                    FloatBinary::Min => map2(values, dst, a, b, active, |x, y| {
+                        result(arith::f32_min(f32_of(x), f32_of(y)))
+                    }),
+                    FloatBinary::Max => map2(values, dst, a, b, active, |x, y| {
+                        result(arith::f32_max(f32_of(x), f32_of(y)))
+                    }),
+                }
+            }
+            FloatType::F64 => {
+                let (x, y) = (f64::from_bits, f64::from_bits);
+                match op {
+                    FloatBinary::Add => {
+                        map2(values, dst, a, b, active, |p, q| (x(p) + y(q)).to_bits())
+                    }
+                    FloatBinary::Sub => {
+                        map2(values, dst, a, b, active, |p, q| (x(p) - y(q)).to_bits())
+                    }
+                    FloatBinary::Mul => {
+                        map2(values, dst, a, b, active, |p, q| (x(p) * y(q)).to_bits())
+                    }
+                    FloatBinary::Div => {
+                        map2(values, dst, a, b, active, |p, q| (x(p) / y(q)).to_bits())
+                    }
+                    FloatBinary::Min => map2(values, dst, a, b, active, |p, q| {
+                        arith::f64_min(x(p), y(q)).to_bits()
+                    }),
+                    FloatBinary::Max => map2(values, dst, a, b, active, |p, q| {
+                        arith::f64_max(x(p), y(q)).to_bits()
+                    }),
+                }
+            }
+        },
+        Kind::IntUnary { op, ty, dst, a } => match op {
+            IntUnary::Mov => map1(values, dst, a, active, |x| x & width_mask(ty.bits)),
+            IntUnary::Neg => map1(values, dst, a, active, |x| arith::int_neg(x, ty)),
+            IntUnary::Abs => map1(values, dst, a, active, |x| arith::int_abs(x, ty)),
+            IntUnary::Not => map1(values, dst, a, active, |x| !x & width_mask(ty.bits)),
+            IntUnary::Popc => map1(values, dst, a, active, |x| arith::int_popc(x, ty)),
+            IntUnary::Clz => map1(values, dst, a, active, |x| arith::int_clz(x, ty)),
+            IntUnary::Brev => map1(values, dst, a, active, |x| arith::int_brev(x, ty)),
+            IntUnary::Bfind => map1(values, dst, a, active, |x| arith::int_bfind(x, ty, false)),
+            IntUnary::BfindShiftAmount => {
+                map1(values, dst, a, active, |x| arith::int_bfind(x, ty, true))
+            }
+        },
+        // One closure per operation, so each lane loop is monomorphic. Sign
+        // operations change the sign bit only; the others give NVIDIA's
+        // canonical NaN. The approximate forms (`ex2`, `lg2`, `sin`, `cos`)
+        // are computed exactly: within the PTX ISA's bounds, the same on every host.
+        Kind::FloatUnary { op, ty, dst, a } => match ty {
+            FloatType::F32 => match op {
+                FloatUnary::Neg => map1(values, dst, a, active, f32_sign_lane(|x| -x)),
+                FloatUnary::Abs => map1(values, dst, a, active, f32_sign_lane(f32::abs)),
+                FloatUnary::Sqrt => map1(values, dst, a, active, f32_value_lane(f32::sqrt)),
+                FloatUnary::Rcp => map1(values, dst, a, active, f32_value_lane(|x| 1.0 / x)),
+                FloatUnary::Rsqrt => {
+                    map1(values, dst, a, active, f32_value_lane(|x| 1.0 / x.sqrt()))
+                }
+                FloatUnary::Ex2 => map1(values, dst, a, active, f32_value_lane(f32::exp2)),
+                FloatUnary::Lg2 => map1(values, dst, a, active, f32_value_lane(f32::log2)),
+                FloatUnary::Sin => map1(values, dst, a, active, f32_value_lane(f32::sin)),
+                FloatUnary::Cos => map1(values, dst, a, active, f32_value_lane(f32::cos)),
+            },
+            FloatType::F64 => match op {
+                FloatUnary::Neg => map1(values, dst, a, active, f64_lane(|x| -x)),
+                FloatUnary::Abs => map1(values, dst, a, active, f64_lane(f64::abs)),
+                FloatUnary::Sqrt => map1(values, dst, a, active, f64_lane(f64::sqrt)),
+                FloatUnary::Rcp => map1(values, dst, a, active, f64_lane(|x| 1.0 / x)),
+                FloatUnary::Rsqrt => map1(values, dst, a, active, f64_lane(|x| 1.0 / x.sqrt())),
+                FloatUnary::Ex2 => map1(values, dst, a, active, f64_lane(f64::exp2)),
+                FloatUnary::Lg2 => map1(values, dst, a, active, f64_lane(f64::log2)),
+                FloatUnary::Sin => map1(values, dst, a, active, f64_lane(f64::sin)),
+                FloatUnary::Cos => map1(values, dst, a, active, f64_lane(f64::cos)),
+            },
+        },
+        Kind::IntMulAdd {
+            mode,
+            ty,
+            dst,
+            a,
+            b,
+            c,
+        } => map3(values, dst, a, b, c, active, |x, y, z| {
+            arith::int_mad(mode, x, y, z, ty)
+        }),
+        Kind::CvtHalf {
+            to_half,
+            other,
+            rounding,
+            saturate,
+            dst,
+            src,
+        } => {
+            let single = NumberType::Float(FloatType::F32);
+            if to_half {
+                map1(values, dst, src, active, |x| {
+                    u64::from(arith::f32_to_f16(f32_of(x)))
+                });
+            } else {
+                map1(values, dst, src, active, |x| {
+                    let value = f32_bits(arith::f16_to_f32(x as u16));
+                    arith::convert(value, single, other, rounding, saturate)
+                });
+            }
+        }
+        Kind::HalfBinary {
+            op,
+            packed,
+            dst,
+            a,
+            b,
+        } => half_binary(values, op, packed, dst, a, b, active),
+        Kind::HalfUnary { op, packed, dst, a } => half_unary(values, op, packed, dst, a, active),
+        Kind::HalfFma {
+            packed: false,
+            relu: false,
+            dst,
+            a,
+            b,
+            c,
+        } => map3(values, dst, a, b, c, active, arith::f16_fma),
+        Kind::HalfFma {
+            packed: true,
+            relu: false,
+            dst,
+            a,
+            b,
+            c,
+        } => map3(values, dst, a, b, c, active, |x, y, z| {
+            arith::f16x2_ternary(x, y, z, arith::f16_fma)
+        }),
+        Kind::HalfFma {
+            packed,
+            relu: true,
+            dst,
+            a,
+            b,
+            c,
+        } => half_fma_relu(values, packed, dst, a, b, c, active),
+        Kind::Bf16Binary {
+            op,
+            packed,
+            dst,
+            a,
+            b,
+        } => bf16_binary(values, op, packed, dst, a, b, active),
+        Kind::Bf16Unary { op, packed, dst, a } => bf16_unary(values, op, packed, dst, a, active),
+        Kind::Bf16Fma {
+            packed,
+            relu,
+            dst,
+            a,
+            b,
+            c,
+        } => bf16_fma(values, packed, relu, dst, a, b, c, active),
+        Kind::Bf16Setp {
+            cmp,
+            dst,
+            dst_not,
+            a,
+            b,
+            combine,
+        } => {
+            let a = lanes(values, a);
+            let b = lanes(values, b);
+            let result = lane_mask(|lane| arith::bf16_compare(cmp, a[lane], b[lane]));
+            set_preds(warp, active, result, dst, dst_not, combine);
+        }
+        Kind::HalfSet {
+            cmp,
+            format,
+            packed,
+            dst,
+            a,
+            b,
+            combine,
+        } => half_set(warp, cmp, format, packed, dst, a, b, combine, active),
+        Kind::CvtToBf16 {
+            from,
+            rounding,
+            saturate,
+            dst,
+            src,
+        } => convert_to_bf16(values, from, rounding, saturate, dst, src, active),
+        Kind::CvtFromBf16 {
+            to,
+            rounding,
+            saturate,
+            dst,
+            src,
+        } => convert_from_bf16(values, to, rounding, saturate, dst, src, active),
+        Kind::CvtPair {
+            format,
+            rounding,
+            dst,
+            a,
+            b,
+        } => convert_pair(values, format, rounding, dst, a, b, active),
+        Kind::HalfSetp {
+            cmp,
+            dst,
+            dst_not,
+            a,
+            b,
+            combine,
+        } => {
+            let a = lanes(values, a);
+            let b = lanes(values, b);
+            let result = lane_mask(|lane| arith::f16_compare(cmp, a[lane], b[lane]));
+            set_preds(warp, active, result, dst, dst_not, combine);
+        }
+        Kind::SatS32 { op, dst, a, b, c } => match op {
+            SatOp::Add => map2(values, dst, a, b, active, arith::s32_add_sat),
+            SatOp::Sub => map2(values, dst, a, b, active, arith::s32_sub_sat),
+            SatOp::Mul | SatOp::MulAdd => map3(values, dst, a, b, c, active, arith::s32_mad_hi_sat),
+        },
+        Kind::SatF32 { op, dst, a, b, c } => match op {
+            SatOp::Add => map2(values, dst, a, b, active, |x, y| {
+                arith::f32_saturate(f32_of(x) + f32_of(y))
+            }),
+            SatOp::Sub => map2(values, dst, a, b, active, |x, y| {
+                arith::f32_saturate(f32_of(x) - f32_of(y))
+            }),
+            SatOp::Mul => map2(values, dst, a, b, active, |x, y| {
+                arith::f32_saturate(f32_of(x) * f32_of(y))
+            }),
+            SatOp::MulAdd => map3(values, dst, a, b, c, active, |x, y, z| {
+                arith::f32_saturate(arith::fma_f32(f32_of(x), f32_of(y), f32_of(z)))
+            }),
+        },
+        Kind::FmaDirected {
+            rounding,
+            dst,
+            a,
+            b,
+            c,
+        } => map3(values, dst, a, b, c, active, |x, y, z| {
+            arith::f32_result(arith::fma_f32_directed(
+                f32_of(x),
+                f32_of(y),
+                f32_of(z),
+                rounding,
+            ))
+        }),
+        Kind::Fma { ty, dst, a, b, c } => match ty {
+            // With the FMA instruction set, `mul_add` is one correctly rounded instruction.
+            FloatType::F32 if HARDWARE_FMA => map3(values, dst, a, b, c, active, |x, y, z| {
+                arith::f32_result(f32_of(x).mul_add(f32_of(y), f32_of(z)))
+            }),
+            // All lanes first through `f64` in one branch-free (vectorisable)
+            // pass, then the rare lanes where that could round differently again.
+            FloatType::F32 if active == u32::MAX => {
+                let (a, b, c) = (
+                    a as usize * WARP_SIZE,
+                    b as usize * WARP_SIZE,
+                    c as usize * WARP_SIZE,
+                );
+                let mut wide = [0f64; WARP_SIZE];
+                for (lane, wide) in wide.iter_mut().enumerate() {
+                    *wide = arith::fma_f32_wide(
+                        f32_of(values[a + lane]),
+                        f32_of(values[b + lane]),
+                        f32_of(values[c + lane]),
+                    );
+                }
+                let mut fallback = 0u32;
+                for (lane, &wide) in wide.iter().enumerate() {
+                    fallback |= u32::from(arith::fma_f32_needs_fallback(wide)) << lane;
+                }
+                // The rare lanes are recomputed before any lane of `dst` is
+                // written, since `dst` may be one of the sources.
+                let mut exact = [0f32; WARP_SIZE];
+                let mut pending = fallback;
+                while pending != 0 {
+                    let lane = pending.trailing_zeros() as usize;
+                    exact[lane] = arith::fma_f32(
+                        f32_of(values[a + lane]),
+                        f32_of(values[b + lane]),
+                        f32_of(values[c + lane]),
+                    );
+                    pending &= pending - 1;
+                }
+                let out = lanes_mut(values, dst);
+                for (lane, out) in out.iter_mut().enumerate() {
+                    let value = if fallback >> lane & 1 != 0 {
+                        exact[lane]
+                    } else {
+                        wide[lane] as f32
+                    };
+                    *out = arith::f32_result(value);
+                }
+            }
+            FloatType::F32 => map3(values, dst, a, b, c, active, |x, y, z| {
+                f32_bits(arith::fma_f32(f32_of(x), f32_of(y), f32_of(z)))
+            }),
+            FloatType::F64 => map3(values, dst, a, b, c, active, |x, y, z| {
+                f64::from_bits(x)
+                    .mul_add(f64::from_bits(y), f64::from_bits(z))
+                    .to_bits()
+            }),
+        },
+        Kind::Setp {
+            cmp,
+            ty,
+            dst,
+            dst_not,
+            a,
+            b,
+            combine,
+        } => {
+            let a = lanes(values, a);
+            let b = lanes(values, b);
+            let result = compare_lanes(cmp, ty, &a, &b);
+            set_preds(warp, active, result, dst, dst_not, combine);
+        }
+        Kind::Set {
+            cmp,
+            ty,
+            half,
+            float_result,
+            dst,
+            a,
+            b,
+            combine,
+        } => {
+            let (a, b) = (lanes(values, a), lanes(values, b));
+            let mut result = match half {
+                Some(HalfFormat::F16) => {
+                    lane_mask(|lane| arith::f16_compare(cmp, a[lane], b[lane]))
+                }
+                Some(HalfFormat::Bf16) => {
+                    lane_mask(|lane| arith::bf16_compare(cmp, a[lane], b[lane]))
+                }
+                None => compare_lanes(cmp, ty, &a, &b),
+            };
+            if let Some((op, pred, negated)) = combine {
+                result = combine_bits(op, result, warp.pred_bits(pred, negated));
+            }
+            let truth = if float_result {
+                u64::from(1.0f32.to_bits())
+            } else {
+                0xffff_ffff
+            };
+            let out = lanes_mut(&mut warp.values, dst);
+            for (lane, out) in out.iter_mut().enumerate() {
+                if active >> lane & 1 != 0 {
+                    *out = if result >> lane & 1 != 0 { truth } else { 0 };
+                }
+            }
+        }
+        Kind::Selp {
+            dst,
+            a,
+            b,
+            cond,
+            negated,
+        } => {
+            let a = lanes(values, a);
+            let b = lanes(values, b);
+            let bits = warp.pred_bits(cond, negated);
+            let out = lanes_mut(&mut warp.values, dst);
+            for lane in 0..WARP_SIZE {
+                if active >> lane & 1 != 0 {
+                    out[lane] = if bits >> lane & 1 != 0 {
+                        a[lane]
+                    } else {
+                        b[lane]
+                    };
+                }
+            }
+        }
+        Kind::PredBinary {
+            op,
+            dst,
+            a,
+            a_negated,
+            b,
+            b_negated,
+        } => {
+            let result = combine_bits(
+                op,
+                warp.pred_bits(a, a_negated),
+                warp.pred_bits(b, b_negated),
+            );
+            warp.set_pred(dst, active, result);
+        }
+        Kind::Cvt {
+            dst_ty,
+            src_ty,
+            rounding,
+            saturate,
+            dst,
+            src,
+        } => match (src_ty, dst_ty, saturate) {
+            // Integer widening and narrowing, by far the most common conversion.
+            (NumberType::Int(from), NumberType::Int(to), false) => {
+                map1(values, dst, src, active, |x| arith::resize_int(x, from, to))
+            }
+            _ => map1(values, dst, src, active, |x| {
+                arith::convert(x, src_ty, dst_ty, rounding, saturate)
+            }),
+        },
+        Kind::ReadClock { dst, wide } => {
+            let clock = if wide {
+                state.instructions
+            } else {
+                state.instructions & 0xffff_ffff
+            };
+            warp.fill_lanes(dst, active, clock);
+        }
+        Kind::Load {
+            space,
+            value,
+            dst,
+            count,
+            addr,
+        } => memory_access(
+            env, warp, state, pc, active, space, value, &dst, count, addr, false,
+        )?,
+        Kind::Store {
+            space,
+            value,
+            src,
+            count,
+            addr,
+        } => {
+            state.checker.last_progress = state.instructions;
+            memory_access(
+                env, warp, state, pc, active, space, value, &src, count, addr, true,
+            )?
+        }
+        Kind::Atom {
+            space,
+            op,
+            ty,
+            size,
+            dst,
+            addr,
+            a,
+            b,
+        } => atomic(
+            env, warp, state, pc, active, space, op, ty, size, dst, addr, a, b,
+        )?,
+        Kind::Barrier {
+            kind,
+            id,
+            count,
+            reduction,
+        } => {
+            return barrier(
+                env.program,
+                env.config.barriers.semantics,
+                warp,
+                state,
+                path_index,
+                active,
+                kind,
+                id,
+                count,
+                reduction,
+            );
+        }
+        Kind::WarpSync { mask }
+        | Kind::Shuffle { mask, .. }
+        | Kind::Vote { mask, .. }
+        | Kind::Redux { mask, .. }
+        | Kind::Match { mask, .. } => {
+            if active == 0 {
+                // Every lane's guard is false: nobody arrives, the path moves on.
+                warp.paths[path_index].pc = pc + 1;
+                return Ok(());
+            }
+            // Each lane names its own mask (cooperative groups' tiles give
+            // each tile its own); the path waits for the lanes of them all.
+            let masks = lanes(values, mask);
+            let mut union = 0u32;
+            let mut outside = 0u32;
+            for (lane, &lane_mask) in masks.iter().enumerate() {
+                if active >> lane & 1 != 0 {
+                    union |= lane_mask as u32;
+                    outside |= (!(lane_mask as u32) >> lane & 1) << lane;
+                }
+            }
+            let mask = union;
+            warp_sync::arrive(
+                env.program,
+                warp,
+                &mut state.checker,
+                path_index,
+                active,
+                mask,
+                outside,
+            );
+            return Ok(());
+        }
+        Kind::Mul24 {
+            hi,
+            signed,
+            dst,
+            a,
+            b,
+        } => map2(values, dst, a, b, active, |x, y| {
+            arith::mul24(x, y, hi, signed)
+        }),
+        Kind::Sad { ty, dst, a, b, c } => map3(values, dst, a, b, c, active, |x, y, z| {
+            arith::sad(x, y, z, ty)
+        }),
+        Kind::Testp { class, ty, dst, a } => {
+            let a = lanes(values, a);
+            let result = lane_mask(|lane| arith::float_class(a[lane], ty, class));
+            warp.set_pred(dst, active, result);
+        }
+        Kind::CopySign { ty, dst, a, b } => {
+            map2(values, dst, a, b, active, |x, y| arith::copysign(x, y, ty))
+        }
+        Kind::Fence => {}
+        Kind::BitFieldExtract {
+            ty,
+            dst,
+            a,
+            position,
+            length,
+        } => map3(values, dst, a, position, length, active, |x, p, l| {
+            arith::bit_field_extract(x, p, l, ty)
+        }),
+        Kind::BitFieldInsert {
+            bits,
+            dst,
+            field,
+            base,
+            position,
+            length,
+        } => {
+            // Four inputs: read them all before writing, as `dst` may be one.
+            let (field, base, position, length) = (
+                lanes(values, field),
+                lanes(values, base),
+                lanes(values, position),
+                lanes(values, length),
+            );
+            let out = lanes_mut(values, dst);
+            for (lane, out) in out.iter_mut().enumerate() {
+                if active >> lane & 1 != 0 {
+                    *out = arith::bit_field_insert(
+                        field[lane],
+                        base[lane],
+                        position[lane],
+                        length[lane],
+                        bits,
+                    );
+                }
+            }
+        }
+        Kind::Permute {
+            dst,
+            a,
+            b,
+            selector,
+        } => map3(values, dst, a, b, selector, active, arith::permute),
+        Kind::ActiveMask { dst } => {
+            // The lanes of the path executing it, whatever the guard said.
+            warp.fill_lanes(dst, active, u64::from(warp.paths[path_index].mask));
+        }
+        Kind::FunnelShift {
+            left,
+            clamp,
+            dst,
+            a,
+            b,
+            c,
+        } => map3(values, dst, a, b, c, active, |x, y, z| {
+            arith::funnel_shift(x, y, z, left, clamp)
+        }),
+        Kind::Lop3 { lut, dst, a, b, c } => map3(values, dst, a, b, c, active, |x, y, z| {
+            arith::lop3(x, y, z, lut)
+        }),
+        Kind::Pack {
+            element_bits,
+            count,
+            dst,
+            src,
+        } => {
+            let mut elements = [[0u64; WARP_SIZE]; 4];
+            for (element, &reg) in elements.iter_mut().zip(&src).take(count as usize) {
+                *element = lanes(values, reg);
+            }
+            let out = lanes_mut(values, dst);
+            for (lane, out) in out.iter_mut().enumerate() {
+                if active >> lane & 1 != 0 {
+                    let lane_elements = elements.map(|element| element[lane]);
+                    *out = arith::pack(&lane_elements[..count as usize], element_bits);
+                }
+            }
+        }
+        Kind::Unpack {
+            element_bits,
+            count,
+            keep,
+            dst,
+            src,
+        } => {
+            // The source first: it may also be a destination.
+            let source = lanes(values, src);
+            for (index, &reg) in dst.iter().enumerate().take(count as usize) {
+                if keep >> index & 1 == 0 {
+                    continue;
+                }
+                let out = lanes_mut(values, reg);
+                for (lane, out) in out.iter_mut().enumerate() {
+                    if active >> lane & 1 != 0 {
+                        *out = arith::unpack(source[lane], index as u32, element_bits);
+                    }
+                }
+            }
+        }
+        Kind::Cvta {
+            window,
+            to_generic,
+            bits,
+            dst,
+            src,
+        } => {
+            let mask = width_mask(bits);
+            if to_generic {
+                map1(values, dst, src, active, |x| x.wrapping_add(window) & mask);
+            } else {
+                map1(values, dst, src, active, |x| x.wrapping_sub(window) & mask);
+            }
+        }
+        Kind::Printf {
+            dst,
+            format,
+            arguments,
+        } => printf(env, warp, state, active, dst, format, arguments),
+        Kind::AssertFail {
+            message,
+            file,
+            line,
+            function,
+        } => {
+            if active != 0 {
+                let lane = active.trailing_zeros() as usize;
+                let thread = warp.index as usize * WARP_SIZE + lane;
+                let text = |register: ValueReg| {
+                    let address = values[register as usize * WARP_SIZE + lane];
+                    String::from_utf8_lossy(&read_string(env, state, thread, address)).into_owned()
+                };
+                // Every failing thread prints its message, as on a GPU.
+                let threads = (0..WARP_SIZE as u32)
+                    .filter(|lane| active >> lane & 1 != 0)
+                    .map(|lane| thread_index(warp.index * WARP_SIZE as u32 + lane, env.block_dim))
+                    .collect();
+                return Err(fault(
+                    FaultKind::AssertionFailed {
+                        expression: text(message),
+                        file: text(file),
+                        line: values[line as usize * WARP_SIZE + lane] as u32,
+                        function: text(function),
+                        threads,
+                    },
+                    lane as u32,
+                ));
+            }
+        }
+        Kind::Trap => {
+            if active != 0 {
+                return Err(fault(FaultKind::Trap, active.trailing_zeros()));
+            }
+        }
+        Kind::Nop => {}
+        Kind::Branch { target, reconverge } => {
+            branch(warp, path_index, active, target, reconverge);
+            return Ok(());
+        }
+        // Exits leave the paths where they are (only masks and waits change).
+        Kind::Exit => exit_lanes(env.program, warp, state, active),
+    }
+    warp.paths[path_index].pc = pc + 1;
+    Ok(())
+}
+
+/// The destinations of `setp d[|q]`: `d = cmp boolop c`, `q = !cmp boolop c`
+/// (PTX ISA, `setp`), written after the comparison, so `c` may be either.
+#[inline(always)]
+pub(crate) fn set_preds(
+    warp: &mut Warp,
+    active: u32,
+    compared: u32,
+    dst: u32,
+    dst_not: Option<u32>,
+    combine: Option<(BoolOp, u32, bool)>,
+) {
+    let (p, q) = match combine {
+        Some((op, pred, negated)) => {
+            let c = warp.pred_bits(pred, negated);
+            (
+                combine_bits(op, compared, c),
+                combine_bits(op, !compared, c),
+            )
+        }
+        None => (compared, !compared),
+    };
+    warp.set_pred(dst, active, p);
+    if let Some(q_reg) = dst_not {
+        warp.set_pred(q_reg, active, q);
+    }
+}
+
+/// Combines two lane masks of predicates.
+#[inline(always)]
+pub(crate) fn combine_bits(op: BoolOp, x: u32, y: u32) -> u32 {
+    match op {
+        BoolOp::And => x & y,
+        BoolOp::Or => x | y,
+        BoolOp::Xor => x ^ y,
+    }
+}
+
+/// An `f32` operation on a lane's register bits that changes the sign bit only.
+#[inline(always)]
+pub(crate) fn f32_sign_lane(f: impl Fn(f32) -> f32) -> impl Fn(u64) -> u64 {
+    move |x| f32_bits(f(f32_of(x)))
+}
+
+/// An `f32` arithmetic operation on a lane's register bits (canonical NaN).
+#[inline(always)]
+pub(crate) fn f32_value_lane(f: impl Fn(f32) -> f32) -> impl Fn(u64) -> u64 {
+    move |x| arith::f32_result(f(f32_of(x)))
+}
+
+/// An `f64` operation on a lane's register bits.
+#[inline(always)]
+pub(crate) fn f64_lane(f: impl Fn(f64) -> f64) -> impl Fn(u64) -> u64 {
+    move |x| f(f64::from_bits(x)).to_bits()
+}
+
+/// A binary operation on 16-bit floats of either format, applied to each
+/// active lane's value, or (`packed`) to both halves of each lane's pair.
+#[inline(always)]
+pub(crate) fn map2_halves(
+    values: &mut [u64],
+    packed: bool,
+    dst: u32,
+    a: u32,
+    b: u32,
+    active: u32,
+    f: impl Fn(u64, u64) -> u64 + Copy,
+) {
+    if packed {
+        map2(values, dst, a, b, active, |x, y| {
+            arith::f16x2_binary(x, y, f)
+        });
+    } else {
+        map2(values, dst, a, b, active, f);
+    }
+}
+
+/// `.f16` (or, `packed`, `.f16x2`) binary arithmetic on the active lanes:
+/// one monomorphic lane loop per operation, the rounding done by arith.rs.
+#[inline(always)]
+pub(crate) fn half_binary(
+    values: &mut [u64],
+    op: HalfBinary,
+    packed: bool,
+    dst: u32,
+    a: u32,
+    b: u32,
+    active: u32,
+) {
+    match op {
+        HalfBinary::Add => map2_halves(values, packed, dst, a, b, active, arith::f16_add),
+        HalfBinary::Sub => map2_halves(values, packed, dst, a, b, active, arith::f16_sub),
+        HalfBinary::Mul => map2_halves(values, packed, dst, a, b, active, arith::f16_mul),
+        HalfBinary::Min => map2_halves(values, packed, dst, a, b, active, arith::f16_min),
+        HalfBinary::Max => map2_halves(values, packed, dst, a, b, active, arith::f16_max),
+        HalfBinary::MinNan => map2_halves(values, packed, dst, a, b, active, arith::f16_min_nan),
+        HalfBinary::MaxNan => map2_halves(values, packed, dst, a, b, active, arith::f16_max_nan),
+    }
+}
+
+/// `fma.rn.relu.f16` (or, `packed`, `.f16x2`) on the active lanes. Out of
+/// line, as are the bfloat16 operations below, so that the instructions
+/// most kernels run keep the interpreter loop to themselves.
+#[inline(never)]
+pub(crate) fn half_fma_relu(
+    values: &mut [u64],
+    packed: bool,
+    dst: u32,
+    a: u32,
+    b: u32,
+    c: u32,
+    active: u32,
+) {
+    if packed {
+        map3(values, dst, a, b, c, active, |x, y, z| {
+            arith::f16x2_ternary(x, y, z, arith::f16_fma_relu)
+        });
+    } else {
+        map3(values, dst, a, b, c, active, arith::f16_fma_relu);
+    }
+}
+
+/// `.bf16` (or, `packed`, `.bf16x2`) binary arithmetic on the active lanes.
+#[inline(never)]
+pub(crate) fn bf16_binary(
+    values: &mut [u64],
+    op: HalfBinary,
+    packed: bool,
+    dst: u32,
+    a: u32,
+    b: u32,
+    active: u32,
+) {
+    match op {
+        HalfBinary::Add => map2_halves(values, packed, dst, a, b, active, arith::bf16_add),
+        HalfBinary::Sub => map2_halves(values, packed, dst, a, b, active, arith::bf16_sub),
+        HalfBinary::Mul => map2_halves(values, packed, dst, a, b, active, arith::bf16_mul),
+        HalfBinary::Min => map2_halves(values, packed, dst, a, b, active, arith::bf16_min),
+        HalfBinary::Max => map2_halves(values, packed, dst, a, b, active, arith::bf16_max),
+        HalfBinary::MinNan => map2_halves(values, packed, dst, a, b, active, arith::bf16_min_nan),
+        HalfBinary::MaxNan => map2_halves(values, packed, dst, a, b, active, arith::bf16_max_nan),
+    }
+}
+
+/// `neg`/`abs` on `.bf16` (or, `packed`, `.bf16x2`) lanes.
+#[inline(never)]
+pub(crate) fn bf16_unary(
+    values: &mut [u64],
+    op: HalfUnary,
+    packed: bool,
+    dst: u32,
+    a: u32,
+    active: u32,
+) {
+    let f = match op {
+        HalfUnary::Neg => arith::bf16_neg,
+        HalfUnary::Abs => arith::bf16_abs,
+    };
+    if packed {
+        map1(values, dst, a, active, |x| arith::f16x2_unary(x, f));
+    } else {
+        map1(values, dst, a, active, f);
+    }
+}
+
+/// `fma.rn[.relu].bf16` (or, `packed`, `.bf16x2`) on the active lanes.
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+pub(crate) fn bf16_fma(
+    values: &mut [u64],
+    packed: bool,
+    relu: bool,
+    dst: u32,
+    a: u32,
+    b: u32,
+    c: u32,
+    active: u32,
+) {
+    let f = if relu {
+        arith::bf16_fma_relu
+    } else {
+        arith::bf16_fma
+    };
+    if packed {
+        map3(values, dst, a, b, c, active, |x, y, z| {
+            arith::f16x2_ternary(x, y, z, f)
+        });
+    } else {
+        map3(values, dst, a, b, c, active, f);
+    }
+}
+
+/// `set.cmp.ty.ty` of a 16-bit float type: each element of the result is
+/// 1.0 in `format` where its comparison (combined with the predicate, if
+/// any) holds, else 0.0.
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+pub(crate) fn half_set(
+    warp: &mut Warp,
+    cmp: warpsim_ir::CmpOp,
+    format: HalfFormat,
+    packed: bool,
+    dst: u32,
+    a: u32,
+    b: u32,
+    combine: Option<(BoolOp, PredReg, bool)>,
+    active: u32,
+) {
+    let (compare, one): (fn(warpsim_ir::CmpOp, u64, u64) -> bool, u64) = match format {
+        HalfFormat::F16 => (arith::f16_compare, 0x3c00),
+        HalfFormat::Bf16 => (arith::bf16_compare, 0x3f80),
+    };
+    let (a, b) = (lanes(&warp.values, a), lanes(&warp.values, b));
+    let predicate = combine.map(|(op, pred, negated)| (op, warp.pred_bits(pred, negated)));
+    let elements = if packed { 2 } else { 1 };
+    // One lane mask per element: where its comparison holds.
+    let mut holds = [0u32; 2];
+    for (element, mask) in holds.iter_mut().enumerate().take(elements) {
+        let shift = 16 * element;
+        *mask = lane_mask(|lane| {
+            compare(
+                cmp,
+                (a[lane] >> shift) & 0xffff,
+                (b[lane] >> shift) & 0xffff,
+            )
+        });
+        if let Some((op, bits)) = predicate {
+            *mask = combine_bits(op, *mask, bits);
+        }
+    }
+    let out = lanes_mut(&mut warp.values, dst);
+    for (lane, out) in out.iter_mut().enumerate() {
+        if active >> lane & 1 != 0 {
+            *out = (0..elements)
+                .filter(|&element| holds[element] >> lane & 1 != 0)
+                .map(|element| one << (16 * element))
+                .sum();
+        }
+    }
+}
+
+/// `cvt` to `.bf16` on the active lanes.
+#[inline(never)]
+pub(crate) fn convert_to_bf16(
+    values: &mut [u64],
+    from: Bf16Source,
+    rounding: warpsim_ir::Rounding,
+    saturate: bool,
+    dst: u32,
+    src: u32,
+    active: u32,
+) {
+    map1(values, dst, src, active, |x| {
+        arith::convert_to_bf16(x, from, rounding, saturate)
+    });
+}
+
+/// `cvt` from `.bf16` on the active lanes.
+#[inline(never)]
+pub(crate) fn convert_from_bf16(
+    values: &mut [u64],
+    to: NumberType,
+    rounding: Option<warpsim_ir::Rounding>,
+    saturate: bool,
+    dst: u32,
+    src: u32,
+    active: u32,
+) {
+    map1(values, dst, src, active, |x| {
+        arith::convert_from_bf16(x, to, rounding, saturate)
+    });
+}
+
+/// `cvt.rn/.rz.f16x2/.bf16x2.f32 d, a, b` on the active lanes.
+#[inline(never)]
+pub(crate) fn convert_pair(
+    values: &mut [u64],
+    format: HalfFormat,
+    rounding: warpsim_ir::Rounding,
+    dst: u32,
+    a: u32,
+    b: u32,
+    active: u32,
+) {
+    map2(values, dst, a, b, active, |x, y| {
+        arith::convert_pair(x, y, format, rounding)
+    });
+}
+
+/// `neg`/`abs` on `.f16` (or, `packed`, `.f16x2`) lanes: sign bits only.
+#[inline(always)]
+pub(crate) fn half_unary(
+    values: &mut [u64],
+    op: HalfUnary,
+    packed: bool,
+    dst: u32,
+    a: u32,
+    active: u32,
+) {
+    let f = match op {
+        HalfUnary::Neg => arith::f16_neg,
+        HalfUnary::Abs => arith::f16_abs,
+    };
+    if packed {
+        map1(values, dst, a, active, |x| arith::f16x2_unary(x, f));
+    } else {
+        map1(values, dst, a, active, f);
+    }
+}
