@@ -642,6 +642,29 @@ pub fn human_bytes(bytes: u64) -> String {
     format!("{value:.1} {}", UNITS[unit])
 }
 
+/// The kernel's parameter buffer, and where in it the addresses of the
+/// launch file's buffers are: what another machine needs to put its own
+/// addresses of the same buffers in their place (`warpsim export`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ParameterBuffer {
+    pub bytes: Vec<u8>,
+    /// The 8-byte slots of `bytes` that hold an address inside one of the
+    /// launch file's buffers, in order of their offsets.
+    pub pointers: Vec<PointerSlot>,
+}
+
+/// An address of a buffer in the parameter buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PointerSlot {
+    /// Where the 8-byte address is in the parameter buffer, in bytes.
+    pub offset: u32,
+    /// The buffer it points into, by its index in launch-file order.
+    pub buffer: usize,
+    /// How far into the buffer it points, in bytes: 0 for a buffer named
+    /// as an argument, more for an integer address given inside a buffer.
+    pub buffer_offset: u64,
+}
+
 /// Lays out the kernel's arguments in its parameter buffer: a buffer argument
 /// becomes the buffer's global address, a number is converted to the
 /// parameter's type. Errors point at the argument in `launch`.
@@ -651,7 +674,7 @@ pub fn parameter_buffer(
     args: &[Argument],
     buffers: &IndexMap<String, BufferSpec>,
     launch: &TomlFile,
-) -> Result<Vec<u8>, InputError> {
+) -> Result<ParameterBuffer, InputError> {
     if params.len() != args.len() {
         let names: Vec<String> = params
             .iter()
@@ -679,6 +702,7 @@ pub fn parameter_buffer(
         return Err(error.into_error());
     }
     let mut bytes = vec![0u8; param_bytes as usize];
+    let mut pointers = Vec::new();
     for (position, (param, arg)) in params.iter().zip(args).enumerate() {
         let context = format!(
             "argument {} (`{}`, .{})",
@@ -705,10 +729,15 @@ pub fn parameter_buffer(
                     format!("`{}` is {} bytes", param.name, param.size),
                 ));
             };
-            let laid_out = struct_bytes(fields, param.size as u64, buffers).map_err(|message| {
-                error(message, format!("`{}` is {} bytes", param.name, param.size))
-            })?;
+            let (laid_out, struct_pointers) = struct_bytes(fields, param.size as u64, buffers)
+                .map_err(|message| {
+                    error(message, format!("`{}` is {} bytes", param.name, param.size))
+                })?;
             bytes[offset..offset + laid_out.len()].copy_from_slice(&laid_out);
+            pointers.extend(struct_pointers.into_iter().map(|pointer| PointerSlot {
+                offset: param.offset + pointer.offset,
+                ..pointer
+            }));
             continue;
         }
         let size = param.ty.size_bytes() as usize;
@@ -732,7 +761,7 @@ pub fn parameter_buffer(
                         param_label(),
                     ));
                 }
-                buffer_address(buffers, name).ok_or_else(|| {
+                let buffer = buffers.get_index_of(name).ok_or_else(|| {
                     let names: Vec<String> =
                         buffers.keys().map(|name| format!("`{name}`")).collect();
                     let note = if names.is_empty() {
@@ -745,7 +774,13 @@ pub fn parameter_buffer(
                         .at(&["args", &index], "no such buffer")
                         .note(note)
                         .into_error()
-                })?
+                })?;
+                pointers.push(PointerSlot {
+                    offset: param.offset,
+                    buffer,
+                    buffer_offset: 0,
+                });
+                buffer_base(buffer)
             }
             Argument::Integer(value) => scalar_bits(param.ty, i128::from(*value), None)
                 .map_err(|message| error(message, param_label()))?,
@@ -765,22 +800,32 @@ pub fn parameter_buffer(
         };
         bytes[offset..offset + size].copy_from_slice(&bits.to_le_bytes()[..size]);
     }
-    Ok(bytes)
+    pointers.sort_by_key(|pointer| pointer.offset);
+    Ok(ParameterBuffer { bytes, pointers })
 }
 
-/// The global address of the buffer named `name`.
-fn buffer_address(buffers: &IndexMap<String, BufferSpec>, name: &str) -> Option<u64> {
-    buffers.get_index_of(name).map(buffer_base)
+/// The buffer among the first `count` that `address` points into, and how
+/// far into it, when it points into one.
+fn buffer_of_address(address: u64, count: usize) -> Option<(usize, u64)> {
+    (0..count).find_map(|index| {
+        let base = buffer_base(index);
+        (base..buffer_base(index + 1))
+            .contains(&address)
+            .then(|| (index, address - base))
+    })
 }
 
 /// The bytes of a struct passed by value (`size` bytes): each field at its
-/// offset (C's: the next multiple of its size, unless given), the rest zero.
+/// offset (C's: the next multiple of its size, unless given), the rest zero;
+/// and the pointer fields that hold addresses inside buffers, with their
+/// offsets in the struct.
 fn struct_bytes(
     fields: &[StructField],
     size: u64,
     buffers: &IndexMap<String, BufferSpec>,
-) -> Result<Vec<u8>, String> {
+) -> Result<(Vec<u8>, Vec<PointerSlot>), String> {
     let mut bytes = vec![0u8; size as usize];
+    let mut pointers = Vec::new();
     let mut end = 0u64;
     for (position, field) in fields.iter().enumerate() {
         let element = field.ty.size();
@@ -801,10 +846,30 @@ fn struct_bytes(
             ));
         }
         for (index, value) in field.values.iter().enumerate() {
+            let at = start + index as u64 * element;
+            let mut pointer = |buffer: usize, buffer_offset: u64| {
+                pointers.push(PointerSlot {
+                    // The struct fits the parameter buffer, whose size is a u32.
+                    offset: at as u32,
+                    buffer,
+                    buffer_offset,
+                })
+            };
             let bits = match (field.ty, value) {
-                (FieldType::Pointer, FieldValue::Buffer(buffer)) => buffer_address(buffers, buffer)
-                    .ok_or_else(|| format!("{name}: no buffer named `{buffer}` in [buffers]"))?,
-                (FieldType::Pointer, FieldValue::Integer(address)) => *address as u64,
+                (FieldType::Pointer, FieldValue::Buffer(buffer)) => {
+                    let index = buffers.get_index_of(buffer).ok_or_else(|| {
+                        format!("{name}: no buffer named `{buffer}` in [buffers]")
+                    })?;
+                    pointer(index, 0);
+                    buffer_base(index)
+                }
+                (FieldType::Pointer, FieldValue::Integer(address)) => {
+                    let address = *address as u64;
+                    if let Some((index, offset)) = buffer_of_address(address, buffers.len()) {
+                        pointer(index, offset);
+                    }
+                    address
+                }
                 (FieldType::Pointer, FieldValue::Float(_)) => {
                     return Err(format!(
                         "{name}: a pointer is a buffer name or an integer address"
@@ -824,12 +889,12 @@ fn struct_bytes(
                         .map_err(|message| format!("{name}: {message}"))?
                 }
             };
-            let at = (start + index as u64 * element) as usize;
+            let at = at as usize;
             bytes[at..at + element as usize]
                 .copy_from_slice(&bits.to_le_bytes()[..element as usize]);
         }
     }
-    Ok(bytes)
+    Ok((bytes, pointers))
 }
 
 /// The bits of a scalar argument of type `ty`, checking that it fits.

@@ -12,6 +12,7 @@ pub mod cuda_source;
 pub mod diagnostics;
 pub mod dump;
 pub mod error;
+pub mod export;
 pub mod launch_file;
 pub mod launch_template;
 pub mod locations;
@@ -140,6 +141,12 @@ pub struct PreparedLaunch {
     /// The buffers, checked, in launch-file order (their indices in global
     /// memory). Each execution builds them afresh.
     pub buffers: Vec<buffers::BufferPlan>,
+    /// The slots of the parameter buffer (`launch.params`) that hold
+    /// addresses of buffers, for replaying the launch elsewhere.
+    pub pointers: Vec<buffers::PointerSlot>,
+    /// Which buffers are the module's `.global` variables: the index in
+    /// `buffers` of each of `program.global_variables`, in order.
+    pub global_variable_buffers: Vec<usize>,
     pub config: MachineConfig,
     /// Registers per thread and where they come from: the launch file,
     /// nvJitLink, or the default ([`registers::resolve`]).
@@ -630,7 +637,7 @@ pub fn prepare_file(
     // The module's `.global` variables are buffers too: one the launch file
     // declares under the variable's name gives its initial contents, the
     // others start as the module says; each can be dumped by its name.
-    let mut global_variable_addresses = Vec::with_capacity(program.global_variables.len());
+    let mut global_variable_buffers = Vec::with_capacity(program.global_variables.len());
     for variable in &program.global_variables {
         let index = match buffers.iter().position(|plan| plan.name == variable.name) {
             Some(index) => {
@@ -663,7 +670,7 @@ pub fn prepare_file(
                 buffers.len() - 1
             }
         };
-        global_variable_addresses.push(warpsim_machine::memory::buffer_base(index));
+        global_variable_buffers.push(index);
     }
     buffers::check_host_memory(&buffers, &launch_file, buffers::host_memory().as_ref())?;
     let params = buffers::parameter_buffer(
@@ -689,8 +696,11 @@ pub fn prepare_file(
         grid,
         block,
         dynamic_shared_bytes: file.shared_bytes,
-        params,
-        global_variable_addresses,
+        params: params.bytes,
+        global_variable_addresses: global_variable_buffers
+            .iter()
+            .map(|&index| warpsim_machine::memory::buffer_base(index))
+            .collect(),
         // Registers decide how many blocks an SM holds.
         registers_per_thread: Some(registers_per_thread.count),
     };
@@ -715,6 +725,8 @@ pub fn prepare_file(
         program,
         launch,
         buffers,
+        pointers: params.pointers,
+        global_variable_buffers,
         config,
         registers_per_thread,
         kernel_resources,

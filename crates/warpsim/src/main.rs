@@ -39,11 +39,26 @@ enum Command {
     /// Run a kernel and print its source files with each line's counts in a
     /// margin (executions, shared wavefronts, ideal, conflicts, global sectors).
     Annotate(AnnotateArgs),
+    /// Write a launch out for a GPU to replay: the PTX warpsim runs, the
+    /// launch's shape and parameter buffer, and each buffer's initial
+    /// contents (`programs/timing/hardware/launch.py` replays it).
+    Export(ExportArgs),
     /// Parse and verify a `.kir` file, then print it in canonical form.
     Print {
         /// The `.kir` file.
         source: PathBuf,
     },
+}
+
+#[derive(clap::Args)]
+struct ExportArgs {
+    /// The launch file (TOML) of a `.ptx` or `.cu` source.
+    launch: PathBuf,
+    /// The directory to write `module.ptx`, `launch.json` and one
+    /// `NAME.bin` per buffer to (made if missing).
+    out_dir: PathBuf,
+    #[command(flatten)]
+    machine: MachineArgs,
 }
 
 #[derive(clap::Args)]
@@ -249,6 +264,7 @@ fn main() -> ExitCode {
         Command::Check(args) => check(args),
         Command::Init(args) => init(args),
         Command::Annotate(args) => annotate(args),
+        Command::Export(args) => export(args),
         Command::Print { source } => print(source),
     };
     match result {
@@ -885,6 +901,28 @@ fn annotate(args: AnnotateArgs) -> anyhow::Result<Outcome> {
         interrupted,
         Outcome::failed_if(result.failure.is_some()),
     ))
+}
+
+fn export(args: ExportArgs) -> anyhow::Result<Outcome> {
+    let prepared = prepare(&args.launch, &args.machine)?;
+    let exported =
+        warpsim_driver::export::export(&prepared, &args.out_dir).map_err(|error| match error {
+            // Rendered with its source line, as every other command does.
+            warpsim_driver::export::ExportError::Input(input) => anyhow::Error::from(input),
+            other => anyhow::Error::from(other),
+        })?;
+    let mut stdout = std::io::stdout().lock();
+    writeln!(
+        stdout,
+        "exported `{}` to {}: {} files",
+        exported.kernel,
+        args.out_dir.display(),
+        exported.files.len()
+    )?;
+    for file in &exported.files {
+        writeln!(stdout, "  {}", file.display())?;
+    }
+    Ok(Outcome::Success)
 }
 
 fn print(source: PathBuf) -> anyhow::Result<Outcome> {
