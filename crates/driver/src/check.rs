@@ -337,6 +337,7 @@ impl crate::PreparedLaunch {
         let options = crate::RunOptions {
             host_threads,
             check_initialization: true,
+            timeline: false,
         };
         let mut result = self.run_machine(options, control)?;
         let mut findings = self.static_findings();

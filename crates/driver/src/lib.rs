@@ -793,6 +793,7 @@ impl PreparedLaunch {
         let options = RunOptions {
             host_threads,
             check_initialization: false,
+            timeline: false,
         };
         self.run_machine(options, control)
     }

@@ -98,6 +98,10 @@ pub struct RunOutcome {
     /// Bytes of `printf` output dropped because they did not fit
     /// `limits.printf_buffer_bytes`.
     pub printed_dropped: u64,
+    /// Cycles, occupancy and the memory system's figures.
+    pub timing: Option<timing::LaunchTiming>,
+    /// Each SM's blocks over time, when [`RunOptions::timeline`] asked.
+    pub timeline: Option<timing::Timeline>,
 }
 
 /// Checks a launch against the program and the machine before anything runs.
@@ -260,6 +264,8 @@ pub struct RunOptions {
     /// block's shared and local memory and looks at every access, so plain
     /// runs leave it off; the barrier checker runs either way.
     pub check_initialization: bool,
+    /// Record what every SM held over time ([`RunOutcome::timeline`]).
+    pub timeline: bool,
 }
 
 /// Runs every block of the launch on `host_threads` host threads (0: all
@@ -275,6 +281,7 @@ pub fn run(
     let options = RunOptions {
         host_threads,
         check_initialization: false,
+        timeline: false,
     };
     run_with(
         program,
@@ -510,6 +517,8 @@ fn finish_launch(
         findings: findings.into_sorted(),
         printed,
         printed_dropped,
+        timing: None,
+        timeline: None,
     }
 }
 

@@ -25,6 +25,79 @@ pub struct InstrStats {
     pub bank_conflicts: u64,
     /// Global memory: distinct 32-byte sectors touched, summed over requests.
     pub sectors: u64,
+    /// Warp-cycles spent with this instruction next to issue, by reason
+    /// (indexed by [`StallReason`]; `selected` counts the issue cycles), as
+    /// Nsight Compute's warp-state sampling reports them.
+    pub stalls: [u64; StallReason::COUNT],
+    /// Cycles the shared-memory pipe spent on this instruction's
+    /// wavefronts beyond the ideal ones: what its bank conflicts cost.
+    pub conflict_cycles: u64,
+}
+
+/// Why a warp did not issue in a cycle, under Nsight Compute's names for
+/// the warp states it samples (`smsp__pcsamp_warps_issue_stalled_*`; the
+/// "Warp State Statistics" section of the Nsight Compute profiling guide).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum StallReason {
+    /// The warp issued this cycle.
+    Selected,
+    /// The warp could issue, but the scheduler picked another warp.
+    NotSelected,
+    /// Waiting on a fixed-latency dependency (an arithmetic result).
+    Wait,
+    /// Waiting on a result of the MIO pipe: shared memory, shuffles,
+    /// special functions.
+    ShortScoreboard,
+    /// Waiting on a result of the L1TEX pipe: global and local memory.
+    LongScoreboard,
+    /// The execution pipe the instruction needs is busy.
+    MathPipeThrottle,
+    /// The MIO instruction queue (shared memory, shuffles) is full.
+    MioThrottle,
+    /// The local/global memory instruction queue is full.
+    LgThrottle,
+    /// Waiting at a block barrier for the other warps.
+    Barrier,
+    /// Waiting for a memory fence to complete.
+    Membar,
+    /// Waiting for a branch target to be computed.
+    BranchResolving,
+}
+
+impl StallReason {
+    pub const COUNT: usize = 11;
+
+    /// Every reason, in index order.
+    pub const ALL: [StallReason; StallReason::COUNT] = [
+        StallReason::Selected,
+        StallReason::NotSelected,
+        StallReason::Wait,
+        StallReason::ShortScoreboard,
+        StallReason::LongScoreboard,
+        StallReason::MathPipeThrottle,
+        StallReason::MioThrottle,
+        StallReason::LgThrottle,
+        StallReason::Barrier,
+        StallReason::Membar,
+        StallReason::BranchResolving,
+    ];
+
+    /// Nsight Compute's name for the state.
+    pub fn ncu_name(self) -> &'static str {
+        match self {
+            StallReason::Selected => "selected",
+            StallReason::NotSelected => "stall_not_selected",
+            StallReason::Wait => "stall_wait",
+            StallReason::ShortScoreboard => "stall_short_scoreboard",
+            StallReason::LongScoreboard => "stall_long_scoreboard",
+            StallReason::MathPipeThrottle => "stall_math_pipe_throttle",
+            StallReason::MioThrottle => "stall_mio_throttle",
+            StallReason::LgThrottle => "stall_lg_throttle",
+            StallReason::Barrier => "stall_barrier",
+            StallReason::Membar => "stall_membar",
+            StallReason::BranchResolving => "stall_branch_resolving",
+        }
+    }
 }
 
 impl InstrStats {
@@ -37,6 +110,15 @@ impl InstrStats {
         self.ideal_wavefronts += other.ideal_wavefronts;
         self.bank_conflicts += other.bank_conflicts;
         self.sectors += other.sectors;
+        for (mine, theirs) in self.stalls.iter_mut().zip(&other.stalls) {
+            *mine += theirs;
+        }
+        self.conflict_cycles += other.conflict_cycles;
+    }
+
+    /// Warp-cycles this instruction was next to issue, issue cycles included.
+    pub fn warp_cycles(&self) -> u64 {
+        self.stalls.iter().sum()
     }
 }
 

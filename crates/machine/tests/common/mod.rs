@@ -221,6 +221,7 @@ impl Launcher {
         let options = RunOptions {
             host_threads: self.host_threads,
             check_initialization: self.check_initialization,
+            timeline: false,
         };
         let outcome = warpsim_machine::run_with(
             &program,
