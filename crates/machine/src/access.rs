@@ -157,6 +157,7 @@ pub(crate) fn memory_access(
     let mut shared_lanes = 0u32;
     let mut global_lanes = 0u32;
     state.sectors.clear();
+    state.last_wavefronts = warpsim_banks::Wavefronts::default();
     for lane in 0..WARP_SIZE {
         if active >> lane & 1 == 0 {
             continue;
@@ -231,6 +232,7 @@ pub(crate) fn memory_access(
             .arbiter
             .request(kind, total, shared_lanes, &state.shared_addresses);
         record_wavefronts(counters, verdict);
+        state.last_wavefronts = verdict;
     }
     if global_lanes != 0 {
         record_sectors(counters, &mut state.sectors);
@@ -608,6 +610,7 @@ pub(crate) fn atomic(
     }
     let mut shared_lanes = 0u32;
     state.sectors.clear();
+    state.last_wavefronts = warpsim_banks::Wavefronts::default();
     for lane in 0..WARP_SIZE {
         if active >> lane & 1 == 0 {
             continue;
@@ -663,6 +666,7 @@ pub(crate) fn atomic(
             .arbiter
             .request(kind, size, shared_lanes, &state.shared_addresses);
         record_wavefronts(counters, verdict);
+        state.last_wavefronts = verdict;
     }
     if !state.sectors.is_empty() {
         record_sectors(counters, &mut state.sectors);

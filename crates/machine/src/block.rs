@@ -27,9 +27,6 @@ use crate::stats::RunStats;
 use crate::warp::{Barrier, Path, PathWait, Warp, WARP_SIZE};
 use crate::warp_sync;
 
-/// Instructions a warp runs before the next warp gets its turn.
-const QUANTUM: u32 = 512;
-
 /// Instructions one path of a divergent warp runs before its siblings get a turn.
 const PATH_QUANTUM: u32 = 256;
 
@@ -51,25 +48,38 @@ pub struct LaunchEnv<'a> {
     pub check_initialization: bool,
 }
 
-/// What a scheduling round of a block came to.
+/// Where a warp goes next (see [`BlockRunner::peek`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Round {
+pub(crate) enum Peek {
+    /// Path `path` issues the instruction at `pc` next.
+    Ready { path: usize, pc: u32 },
+    /// Every path of the warp waits (a barrier, a warp sync).
+    Blocked,
     Finished,
-    Running,
-    /// The block has made no progress for the livelock window and its state
-    /// repeated: it loops for ever unless another block changes memory.
-    Spinning,
+}
+
+/// How long one path of a warp has been chosen in a row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct PathStreak {
+    path: usize,
+    length: u32,
+}
+
+impl Default for PathStreak {
+    fn default() -> Self {
+        PathStreak {
+            path: usize::MAX,
+            length: 0,
+        }
+    }
 }
 
 /// Runs blocks one after another, reusing its allocations; one per host
 /// thread, or one per resident block when blocks run side by side.
 pub struct BlockRunner<'a> {
     env: &'a LaunchEnv<'a>,
-    /// The host CPU has AVX2 and FMA (see [`BlockRunner::run_warp`]).
-    #[cfg(target_arch = "x86_64")]
-    has_avx2_fma: bool,
-    warps: Vec<Warp>,
-    state: BlockState,
+    pub(crate) warps: Vec<Warp>,
+    pub(crate) state: BlockState,
     /// Livelock detection: the progress mark the recorded states belong to,
     /// and fingerprints of the block's state at the end of scheduling rounds
     /// since the livelock window ran out without progress.
@@ -100,6 +110,11 @@ pub(crate) struct BlockState {
     pub(crate) barriers: [Barrier; 16],
     pub(crate) live_threads: u32,
     pub(crate) instructions: u64,
+    /// The SM's cycle at the instruction being issued (`clock64`).
+    pub(crate) clock: u64,
+    /// Wavefronts and ideal wavefronts of the last shared-memory request
+    /// (the timing model's cost of it).
+    pub(crate) last_wavefronts: warpsim_banks::Wavefronts,
     pub(crate) stats: RunStats,
     pub(crate) arbiter: BankArbiter,
     /// Scratch lane addresses for the bank arbiter.
@@ -129,9 +144,6 @@ impl<'a> BlockRunner<'a> {
         let local_bytes = threads * env.program.local_bytes as usize;
         BlockRunner {
             env,
-            #[cfg(target_arch = "x86_64")]
-            has_avx2_fma: std::arch::is_x86_feature_detected!("avx2")
-                && std::arch::is_x86_feature_detected!("fma"),
             warps: Vec::new(),
             spin_mark: None,
             spinning: false,
@@ -144,6 +156,8 @@ impl<'a> BlockRunner<'a> {
                 barriers: [Barrier::default(); 16],
                 live_threads: 0,
                 instructions: 0,
+                clock: 0,
+                last_wavefronts: warpsim_banks::Wavefronts::default(),
                 stats: RunStats::new(env.program.code.len()),
                 arbiter: BankArbiter::new(env.config.shared_memory.bank_config()),
                 shared_addresses: [0; WARP_SIZE],
@@ -177,26 +191,6 @@ impl<'a> BlockRunner<'a> {
         self.state.checker.take_findings(self.env.program, fill)
     }
 
-    /// Runs one block to the end, or to its first fault.
-    pub fn run_block(&mut self, block_index: [u32; 3]) -> Result<(), Box<ExecError>> {
-        self.start_block(block_index);
-        let result = loop {
-            match self.round(0) {
-                Ok(Round::Finished) => break Ok(()),
-                Ok(Round::Running) => {}
-                Ok(Round::Spinning) => {
-                    let window = self.env.config.barriers.livelock_window;
-                    break Err(Box::new(self.livelock_error(window)));
-                }
-                Err(error) => break Err(error),
-            }
-        };
-        if let Err(error) = &result {
-            self.report_hang(error);
-        }
-        result
-    }
-
     /// Makes `block_index` this runner's block, its warps at their first
     /// instruction.
     pub fn start_block(&mut self, block_index: [u32; 3]) {
@@ -217,66 +211,158 @@ impl<'a> BlockRunner<'a> {
         self.state.checker.last_progress
     }
 
-    /// Swaps the runner's counters with `stats`: blocks resident together
-    /// count into one set, lent to whichever block runs a round.
+    /// Swaps the runner's counters with `stats`: the blocks of an SM count
+    /// into the SM's set, lent to whichever block issues.
     pub fn swap_stats(&mut self, stats: &mut RunStats) {
         std::mem::swap(&mut self.state.stats, stats);
     }
 
-    /// One scheduling round: every unfinished warp runs up to a quantum.
+    /// How many warps the block has.
+    pub fn warp_count(&self) -> usize {
+        self.warps.len()
+    }
+
+    /// The linear index of the block this runner holds.
+    pub fn block_index(&self) -> [u32; 3] {
+        self.state.block_index
+    }
+
+    /// Where warp `warp_index` goes next: the instruction its chosen path
+    /// issues, or why it issues nothing. Paths whose barrier completed wake
+    /// here, and a path that has run for a while yields to its siblings
+    /// (independent thread scheduling: one spinning on a flag that another
+    /// path of the warp will set cannot starve it).
+    #[inline]
+    pub(crate) fn peek(&mut self, warp_index: usize, streak: &mut PathStreak) -> Peek {
+        let program = self.env.program;
+        // Before Volta a warp had one program counter: a path waiting at a
+        // barrier holds the whole warp, and no path yields to its siblings.
+        let per_warp = self.env.config.barriers.semantics == BarrierSemantics::PreVolta;
+        let warp = &mut self.warps[warp_index];
+        loop {
+            if warp.paths.is_empty() {
+                return Peek::Finished;
+            }
+            let Some(path_index) = warp.select_path(program, &self.state.barriers, per_warp) else {
+                return if warp.is_finished() {
+                    Peek::Finished
+                } else {
+                    Peek::Blocked
+                };
+            };
+            if streak.path == path_index {
+                streak.length += 1;
+                if streak.length >= PATH_QUANTUM && warp.paths.len() > 1 && !per_warp {
+                    warp.yield_path(path_index);
+                    *streak = PathStreak::default();
+                    continue;
+                }
+            } else {
+                *streak = PathStreak {
+                    path: path_index,
+                    length: 0,
+                };
+            }
+            return Peek::Ready {
+                path: path_index,
+                pc: warp.paths[path_index].pc,
+            };
+        }
+    }
+
+    /// Issues the instruction at `pc` of path `path_index` of warp
+    /// `warp_index` (as [`BlockRunner::peek`] chose them) at SM cycle
+    /// `clock`: counts it and runs its lanes.
+    #[inline(always)]
+    pub(crate) fn issue<const HARDWARE_FMA: bool>(
+        &mut self,
+        warp_index: usize,
+        path_index: usize,
+        pc: u32,
+        clock: u64,
+    ) -> Result<(), Box<ExecError>> {
+        let env = self.env;
+        let program = env.program;
+        let limit = env.config.limits.max_warp_instructions_per_block;
+        let warp = &mut self.warps[warp_index];
+        let state = &mut self.state;
+        let instruction = &program.code[pc as usize];
+        let mut active = warp.paths[path_index].mask;
+        if let Some(guard) = instruction.guard {
+            active &= warp.pred_bits(guard.pred, guard.negated);
+        }
+        let counters = &mut state.stats.per_instruction[pc as usize];
+        counters.executed += 1;
+        counters.threads += u64::from(active.count_ones());
+        state.instructions += 1;
+        state.clock = clock;
+        if state.instructions > limit {
+            return Err(Box::new(
+                self.hang_error(FaultKind::InstructionLimit { limit }),
+            ));
+        }
+        if let Err(fault) = execute::<HARDWARE_FMA>(env, warp, state, path_index, pc, active) {
+            return Err(self.fault_error(*fault, pc, warp_index));
+        }
+        Ok(())
+    }
+
+    /// A number that changes whenever one of the block's barriers opens.
+    pub(crate) fn barrier_generations(&self) -> u32 {
+        self.state
+            .barriers
+            .iter()
+            .fold(0u32, |sum, barrier| sum.wrapping_add(barrier.generation))
+    }
+
+    /// Whether the block's warps are all finished.
+    pub fn is_finished(&self) -> bool {
+        self.warps.iter().all(|warp| warp.paths.is_empty() || warp.is_finished())
+    }
+
+    /// When no warp of the block can issue and none waits for anything
+    /// but another warp of the block: lets lanes held at a reconvergence
+    /// point go on (Volta), or reports the deadlock.
+    #[cold]
+    pub(crate) fn unblock_or_deadlock(&mut self) -> Result<(), Box<ExecError>> {
+        let may_release = self.env.config.barriers.semantics == BarrierSemantics::Volta;
+        if may_release && self.release_blocked_reconvergence() {
+            return Ok(());
+        }
+        Err(Box::new(self.hang_error(FaultKind::Deadlock)))
+    }
+
+    /// Livelock detection, called now and then while the block runs
+    /// (the SM calls it at the end of each of its time windows).
     /// `memory_epoch` changes whenever another block changed memory: a
     /// state the block repeats proves that it loops for ever only while
-    /// nothing else changes what it reads.
-    pub fn round(&mut self, memory_epoch: u64) -> Result<Round, Box<ExecError>> {
+    /// nothing else changes what it reads. Past the livelock window with no
+    /// progress, the block's state is fingerprinted: every call while some
+    /// thread waits, every SPIN_SAMPLE_ROUNDS calls otherwise (a long loop
+    /// that computes without storing is then hardly slowed). A state that
+    /// repeats at a fixed stride repeats in the samples too.
+    pub fn spinning(&mut self, memory_epoch: u64) -> bool {
         let livelock_window = self.env.config.barriers.livelock_window;
-        loop {
-            if self.env.stop.load(std::sync::atomic::Ordering::Relaxed) {
-                return Err(Box::new(self.hang_error(FaultKind::Interrupted)));
+        if self.state.instructions - self.state.checker.last_progress > livelock_window {
+            self.rounds_without_progress += 1;
+            let sample = self.some_path_waits()
+                || self
+                    .rounds_without_progress
+                    .is_multiple_of(SPIN_SAMPLE_ROUNDS);
+            if sample {
+                self.spinning = self.state_repeats(memory_epoch);
             }
-            let mut progressed = false;
-            let mut unfinished = false;
-            for warp_index in 0..self.warps.len() {
-                if self.warps[warp_index].paths.is_empty() {
-                    continue;
-                }
-                unfinished = true;
-                let executed = self.run_warp(warp_index)?;
-                progressed |= executed > 0;
-            }
-            if !unfinished {
-                return Ok(Round::Finished);
-            }
-            if !progressed {
-                let may_release = self.env.config.barriers.semantics == BarrierSemantics::Volta;
-                if may_release && self.release_blocked_reconvergence() {
-                    continue;
-                }
-                return Err(Box::new(self.hang_error(FaultKind::Deadlock)));
-            }
-            // Past the window, the block's state is fingerprinted: every
-            // round while some thread waits, every SPIN_SAMPLE_ROUNDS rounds
-            // otherwise (a long loop that computes without storing is then
-            // hardly slowed). A state that repeats at a fixed stride repeats
-            // in the samples too.
-            if self.state.instructions - self.state.checker.last_progress > livelock_window {
-                self.rounds_without_progress += 1;
-                let sample = self.some_path_waits()
-                    || self
-                        .rounds_without_progress
-                        .is_multiple_of(SPIN_SAMPLE_ROUNDS);
-                if sample {
-                    self.spinning = self.state_repeats(memory_epoch);
-                }
-            } else {
-                self.rounds_without_progress = 0;
-                self.spinning = false;
-            }
-            return Ok(if self.spinning {
-                Round::Spinning
-            } else {
-                Round::Running
-            });
+        } else {
+            self.rounds_without_progress = 0;
+            self.spinning = false;
         }
+        self.spinning
+    }
+
+    /// The error that ends a block stopped from outside.
+    #[cold]
+    pub fn interrupted_error(&self) -> ExecError {
+        self.hang_error(FaultKind::Interrupted)
     }
 
     /// See [`Warp::release_blocked_reconvergence`]; tries every warp.
@@ -523,85 +609,6 @@ impl<'a> BlockRunner<'a> {
             barriers,
             spinning: Vec::new(),
         }
-    }
-
-    /// Runs warp `warp_index` for up to a quantum; returns how many
-    /// instructions it executed (0: it is blocked or finished).
-    ///
-    /// The interpreter loop is compiled twice: for the baseline instruction
-    /// set, and with AVX2 and FMA for hosts that have them (checked once, at
-    /// run time). The lane loops vectorise far better with AVX2, and hardware
-    /// FMA gives `fma.rn.f32` its single rounding directly.
-    fn run_warp(&mut self, warp_index: usize) -> Result<u32, Box<ExecError>> {
-        #[cfg(target_arch = "x86_64")]
-        if self.has_avx2_fma {
-            // SAFETY: `has_avx2_fma` is set only when the running CPU reports
-            // AVX2 and FMA (`BlockRunner::new`), the one requirement of a
-            // `target_feature` function.
-            return unsafe { self.run_warp_avx2_fma(warp_index) };
-        }
-        self.run_warp_with::<false>(warp_index)
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2,fma")]
-    unsafe fn run_warp_avx2_fma(&mut self, warp_index: usize) -> Result<u32, Box<ExecError>> {
-        self.run_warp_with::<true>(warp_index)
-    }
-
-    #[inline(always)]
-    fn run_warp_with<const HARDWARE_FMA: bool>(
-        &mut self,
-        warp_index: usize,
-    ) -> Result<u32, Box<ExecError>> {
-        let env = self.env;
-        let program = env.program;
-        let limit = env.config.limits.max_warp_instructions_per_block;
-        let mut executed = 0;
-        let mut streak = (usize::MAX, 0u32);
-        // Before Volta a warp had one program counter: a path waiting at a
-        // barrier holds the whole warp, and no path yields to its siblings.
-        let per_warp = env.config.barriers.semantics == BarrierSemantics::PreVolta;
-        while executed < QUANTUM {
-            let warp = &mut self.warps[warp_index];
-            let state = &mut self.state;
-            let Some(path_index) = warp.select_path(program, &state.barriers, per_warp) else {
-                break;
-            };
-            // Independent thread scheduling: a path that has run for a while
-            // lets its siblings run, so one spinning on a flag that another
-            // path of the warp will set cannot starve it.
-            if streak.0 == path_index {
-                streak.1 += 1;
-                if streak.1 >= PATH_QUANTUM && warp.paths.len() > 1 && !per_warp {
-                    warp.yield_path(path_index);
-                    streak = (usize::MAX, 0);
-                    continue;
-                }
-            } else {
-                streak = (path_index, 0);
-            }
-            let pc = warp.paths[path_index].pc;
-            let instruction = &program.code[pc as usize];
-            let mut active = warp.paths[path_index].mask;
-            if let Some(guard) = instruction.guard {
-                active &= warp.pred_bits(guard.pred, guard.negated);
-            }
-            let counters = &mut state.stats.per_instruction[pc as usize];
-            counters.executed += 1;
-            counters.threads += u64::from(active.count_ones());
-            executed += 1;
-            state.instructions += 1;
-            if state.instructions > limit {
-                return Err(Box::new(
-                    self.hang_error(FaultKind::InstructionLimit { limit }),
-                ));
-            }
-            if let Err(fault) = execute::<HARDWARE_FMA>(env, warp, state, path_index, pc, active) {
-                return Err(self.fault_error(*fault, pc, warp_index));
-            }
-        }
-        Ok(executed)
     }
 }
 

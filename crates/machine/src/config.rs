@@ -220,6 +220,16 @@ pub struct TimingConfig {
     /// DRAM bandwidth in bytes per SM cycle for the whole GPU (3.35 TB/s at
     /// 1,755 MHz is about 1,900).
     pub dram_bytes_per_cycle: u32,
+    /// The L2 shared by all SMs: bytes and ways (H100 SXM: 50 MiB in two
+    /// partitions; `reference/timing.md`).
+    pub l2_bytes: u64,
+    pub l2_ways: u32,
+    /// A load that misses the L2: cycles until its sector arrives from
+    /// DRAM when nothing else is queued (programs/timing: 577 cycles
+    /// under Nsight Compute's clock lock).
+    pub dram_latency: u32,
+    /// Which ready warp a sub-partition issues from.
+    pub scheduler: SchedulerPolicy,
     /// Global atomics resolve at L2: latency of one.
     pub atomic_latency: u32,
     /// `bar.sync` release: cycles after the last arrival for a one-warp
@@ -265,12 +275,28 @@ impl Default for TimingConfig {
             l1_ways: 4,
             l1_sectors_per_cycle: 4,
             dram_bytes_per_cycle: 1900,
+            l2_bytes: 50 * 1024 * 1024,
+            l2_ways: 16,
+            dram_latency: 577,
+            scheduler: SchedulerPolicy::GreedyThenOldest,
             atomic_latency: 300,
             barrier_latency: 12,
             barrier_latency_per_warp: 2,
             block_launch_latency: 200,
         }
     }
+}
+
+/// Which ready warp a sub-partition's scheduler issues from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SchedulerPolicy {
+    /// The warp that issued last while it can, else the oldest that can
+    /// (GTO; Rogers et al., MICRO 2012).
+    #[default]
+    GreedyThenOldest,
+    /// The warps in turn, starting after the one that issued last.
+    LooseRoundRobin,
 }
 
 /// How block-level barriers count arrivals.
@@ -438,7 +464,7 @@ impl MachineConfig {
     fn validate_sm_and_timing(&self) -> Result<(), ConfigError> {
         let sm = &self.sm;
         let timing = &self.timing;
-        let positive: [(&'static [&'static str], u64); 40] = [
+        let positive: [(&'static [&'static str], u64); 43] = [
             (&["device.sm_count"], self.device.sm_count.into()),
             (&["sm.sub_partitions"], sm.sub_partitions.into()),
             (&["sm.max_threads"], sm.max_threads.into()),
@@ -521,6 +547,9 @@ impl MachineConfig {
                 timing.l1_sectors_per_cycle.into(),
             ),
             (&["timing.atomic_latency"], timing.atomic_latency.into()),
+            (&["timing.l2_bytes"], timing.l2_bytes),
+            (&["timing.l2_ways"], timing.l2_ways.into()),
+            (&["timing.dram_latency"], timing.dram_latency.into()),
         ];
         for (keys, value) in positive {
             if value == 0 {

@@ -29,7 +29,6 @@ mod initcheck;
 pub mod memory;
 pub mod printf;
 pub mod program;
-mod resident;
 mod semantics;
 pub mod stats;
 pub mod timing;
@@ -37,8 +36,6 @@ pub mod warp;
 mod warp_sync;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-
-use rayon::prelude::*;
 
 pub use config::{BarrierSemantics, ConfigError, MachineConfig};
 pub use error::{ExecError, FaultKind, LaunchCause, LaunchError};
@@ -248,12 +245,6 @@ pub struct RunControl {
     pub stop: AtomicBool,
 }
 
-/// Blocks run together between two looks at faults and at `stop`: a fixed
-/// number, so that which blocks ran when a fault ends the kernel does not
-/// depend on the host threads. The first group is the first block alone,
-/// which a progress display times to say how long the launch will take.
-const BLOCKS_PER_GROUP: u64 = 256;
-
 /// How a launch runs, beyond what the program, the launch and the machine say.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RunOptions {
@@ -334,28 +325,13 @@ pub fn run_with(
         threads_per_block = launch.block.iter().product::<u32>(),
         "launch"
     );
-    // Blocks that communicate through global memory (atomics, strong
-    // accesses) see each other's effects in an order that would depend on
-    // the host threads; running them one after another in block order makes
-    // the outcome the same on every host.
-    if program.communicates_across_blocks {
-        // Blocks that may wait for each other run side by side, as many as
-        // the GPU holds at once (`resident.rs`).
-        let per_sm = timing::occupancy(&config.sm, block_resources(program, launch, config))
-            .map(|occupancy| occupancy.blocks_per_sm)
-            .unwrap_or(1);
-        let capacity = u64::from(per_sm) * u64::from(config.device.sm_count);
-        let resident = resident::run_resident(&env, control, block_count, capacity, block_at);
-        return Ok(finish_launch(
-            config,
-            control,
-            resident.stats,
-            resident.first_fault,
-            resident.failed_blocks,
-            resident.findings,
-            resident.printed,
-        ));
-    }
+    let occupancy = timing::occupancy(&config.sm, block_resources(program, launch, config))
+        .map_err(|refusal| {
+            LaunchError::new(
+                LaunchCause::Residency(refusal.limited_by),
+                format!("no block of this launch fits on an SM: {}", refusal.message),
+            )
+        })?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(host_threads)
         .build()
@@ -365,105 +341,27 @@ pub fn run_with(
                 format!("cannot start host threads: {error}"),
             )
         })?;
-    // Each host thread folds its blocks into one runner (reusing allocations);
-    // the partial results are then merged. Counters are sums and the reported
-    // fault is the lowest block's, so the result does not depend on how rayon
-    // splits the work.
-    type Partial = (
-        RunStats,
-        Option<(u64, ExecError)>,
-        u64,
-        FindingLog,
-        PrintLog,
+    let gpu = timing::gpu::run_gpu(
+        &env,
+        control,
+        &pool,
+        occupancy,
+        block_count,
+        block_at,
+        options.timeline,
     );
-    let identity = || {
-        (
-            RunStats::new(program.code.len()),
-            None,
-            0,
-            FindingLog::default(),
-            PrintLog::default(),
-        )
-    };
-    let merge = |mut left: Partial, right: Partial| -> Partial {
-        left.0.merge(&right.0);
-        left.1 = lowest_fault(left.1, right.1);
-        left.2 += right.2;
-        left.3.merge(right.3);
-        left.4.merge(right.4);
-        left
-    };
-    type Folded<'r> = (
-        block::BlockRunner<'r>,
-        Option<(u64, ExecError)>,
-        u64,
-        FindingLog,
-        PrintLog,
-    );
-    let run_group = |blocks: std::ops::Range<u64>| -> Partial {
-        blocks
-            .into_par_iter()
-            .fold(
-                || {
-                    (
-                        block::BlockRunner::new(&env),
-                        None,
-                        0u64,
-                        FindingLog::default(),
-                        PrintLog::default(),
-                    )
-                },
-                |(mut runner, first_error, failed, mut findings, mut printed): Folded, linear| {
-                    if control.stop.load(Ordering::Relaxed) {
-                        return (runner, first_error, failed, findings, printed);
-                    }
-                    let block_index = block_at(linear);
-                    let result = runner.run_block(block_index);
-                    findings.add_block(linear, runner.take_findings());
-                    printed.add_block(linear, runner.take_printed());
-                    control.blocks_done.fetch_add(1, Ordering::Relaxed);
-                    match result {
-                        Ok(()) => (runner, first_error, failed, findings, printed),
-                        // Stopped from outside: the block did not fail.
-                        Err(error) if error.kind == FaultKind::Interrupted => {
-                            (runner, first_error, failed, findings, printed)
-                        }
-                        Err(error) => {
-                            tracing::debug!(block = ?block_index, fault = ?error.kind, "block faulted");
-                            let first = lowest_fault(first_error, Some((linear, *error)));
-                            (runner, first, failed + 1, findings, printed)
-                        }
-                    }
-                },
-            )
-            .map(|(runner, error, failed, findings, printed)| {
-                (runner.into_stats(), error, failed, findings, printed)
-            })
-            .reduce(identity, merge)
-    };
-    let mut start = 0;
-    let mut group = 1;
-    let mut total = identity();
-    while start < block_count {
-        let end = block_count.min(start + group);
-        total = merge(total, pool.install(|| run_group(start..end)));
-        let faulted = total.1.is_some() && !control.keep_going;
-        if faulted || control.stop.load(Ordering::Relaxed) {
-            break;
-        }
-        start = end;
-        group = BLOCKS_PER_GROUP;
-    }
-    let (stats, error, failed_blocks, findings, printed) = total;
-    Ok(finish_launch(
+    let mut outcome = finish_launch(
         config,
         control,
-        stats,
-        error,
-        failed_blocks,
-        findings,
-        printed,
-    ))
+        gpu.stats,
+        gpu.first_fault,
+        gpu.failed_blocks,
+        gpu.findings,
+        gpu.printed,
+    );
+    outcome.timing = Some(gpu.timing);
+    outcome.timeline = gpu.timeline;
+    Ok(outcome)
 }
 
 /// What a block of `launch` needs from an SM. Without dynamic shared memory
@@ -534,11 +432,6 @@ impl PrintLog {
             self.blocks.push((linear, text));
         }
         self.dropped += dropped;
-    }
-
-    fn merge(&mut self, other: PrintLog) {
-        self.blocks.extend(other.blocks);
-        self.dropped += other.dropped;
     }
 
     /// The output in block order, cut to `limit` bytes at a block's

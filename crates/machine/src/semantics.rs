@@ -666,9 +666,9 @@ pub(crate) fn execute<const HARDWARE_FMA: bool>(
         },
         Kind::ReadClock { dst, wide } => {
             let clock = if wide {
-                state.instructions
+                state.clock
             } else {
-                state.instructions & 0xffff_ffff
+                state.clock & 0xffff_ffff
             };
             warp.fill_lanes(dst, active, clock);
         }

@@ -7,7 +7,11 @@
 //! figures measured on an H200 and an H100 (`reference/timing.md`,
 //! `programs/timing`).
 
+pub(crate) mod cache;
+pub(crate) mod gpu;
 pub mod occupancy;
+pub(crate) mod operands;
+pub(crate) mod sm;
 
 pub use occupancy::{occupancy, BlockResources, DoesNotFit, Occupancy, OccupancyLimit};
 

@@ -1,0 +1,366 @@
+//! The whole GPU in time: a block scheduler handing blocks to SMs in block
+//! order as room frees up, the SMs advancing together in time windows, and
+//! the L2 and DRAM they share.
+//!
+//! SMs advance in windows of `timing.block_launch_latency` cycles. Within a
+//! window each SM depends only on the state at the window's start: the L2
+//! is read as it was then (plus the SM's own accesses), and DRAM bandwidth
+//! is split evenly over the SMs with resident blocks. At the window's end,
+//! in SM order, the SMs' L2 accesses are applied, the blocks that left are
+//! collected, livelocks are looked for, and the freed slots get the next
+//! blocks, in the order they were freed (ties by SM index) — a block freed
+//! at cycle `t` starts at `t + block_launch_latency`, never before the
+//! window's end, so nothing starts in the past. Windows can therefore run
+//! the SMs on the rayon pool, with cycles, counters and findings the same
+//! for any number of host threads. Kernels whose blocks communicate (global
+//! atomics, strong accesses: `Program::communicates_across_blocks`) run
+//! their SMs one after another in SM order within a window instead, so
+//! their memory interleaving, and with it their outputs, are the same on
+//! every host too. Kernels that race on plain stores across blocks still
+//! see host-dependent interleavings; making those deterministic needs
+//! buffered cross-SM stores (issue 10's weak memory).
+//!
+//! Blocks that can wait for each other run side by side as on a GPU: a
+//! block spinning on a flag that a resident block sets finishes. When every
+//! resident block spins with no memory changing, it is a livelock across
+//! blocks, or a deadlock when the block they wait for cannot become
+//! resident until one of them exits.
+
+use std::sync::atomic::Ordering;
+use std::sync::Mutex;
+
+use rayon::prelude::*;
+
+use crate::block::LaunchEnv;
+use crate::error::{ExecError, FaultKind};
+use crate::findings::FindingLog;
+use crate::stats::RunStats;
+use crate::timing::cache::SectorCache;
+use crate::timing::operands::instruction_timings;
+use crate::timing::sm::{Costs, Shared, Sm, NEVER};
+use crate::timing::{LaunchTiming, Occupancy, Timeline};
+use crate::{lowest_fault, PrintLog, RunControl};
+
+/// What a launch left.
+pub(crate) struct GpuOutcome {
+    pub stats: RunStats,
+    pub first_fault: Option<(u64, ExecError)>,
+    pub failed_blocks: u64,
+    pub findings: FindingLog,
+    pub printed: PrintLog,
+    pub timing: LaunchTiming,
+    pub timeline: Option<Timeline>,
+}
+
+/// Runs `block_count` blocks on the GPU the configuration describes.
+pub(crate) fn run_gpu<'a>(
+    env: &'a LaunchEnv<'a>,
+    control: &RunControl,
+    pool: &rayon::ThreadPool,
+    occupancy: Occupancy,
+    block_count: u64,
+    block_at: impl Fn(u64) -> [u32; 3],
+    record_timeline: bool,
+) -> GpuOutcome {
+    let config = env.config;
+    let program = env.program;
+    let timing_config = &config.timing;
+    let costs = Costs::new(timing_config);
+    let timings = instruction_timings(program);
+    let sm_count = config.device.sm_count;
+    let mut sms: Vec<Sm<'a>> = (0..sm_count)
+        .map(|index| Sm::new(index, occupancy.blocks_per_sm, timing_config))
+        .collect();
+    let mut l2 = SectorCache::new(timing_config.l2_bytes, timing_config.l2_ways);
+    let host_threads = pool.current_num_threads().max(1);
+    let stats_pool: Vec<Mutex<RunStats>> = (0..host_threads)
+        .map(|_| Mutex::new(RunStats::new(program.code.len())))
+        .collect();
+    let parallel = host_threads > 1 && !program.communicates_across_blocks;
+    #[cfg(target_arch = "x86_64")]
+    let hardware_fma =
+        std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma");
+    #[cfg(not(target_arch = "x86_64"))]
+    let hardware_fma = false;
+    let launch_latency = u64::from(timing_config.block_launch_latency);
+    let window = launch_latency.max(1);
+    let mut outcome = GpuOutcome {
+        stats: RunStats::new(program.code.len()),
+        first_fault: None,
+        failed_blocks: 0,
+        findings: FindingLog::default(),
+        printed: PrintLog::default(),
+        timing: LaunchTiming {
+            cycles: 0,
+            busiest_sm_cycles: 0,
+            clock_mhz: timing_config.clock_mhz,
+            sm_count,
+            sms_used: 0,
+            sub_partitions: config.sm.sub_partitions,
+            warp_instructions: 0,
+            sm_active_cycles: 0,
+            resident_warp_cycles: 0,
+            max_warps_per_sm: config.sm.max_warps,
+            occupancy,
+            blocks: block_count,
+            waves: block_count as f64
+                / (f64::from(occupancy.blocks_per_sm) * f64::from(sm_count)).max(1.0),
+            l1_hit_sectors: 0,
+            l2_hit_sectors: 0,
+            dram_sectors: 0,
+            dram_bytes: 0,
+        },
+        timeline: None,
+    };
+    let mut next_block = 0u64;
+    // The first wave: blocks go round the SMs, one slot at a time, as the
+    // hardware's scheduler spreads a launch breadth first.
+    {
+        let shared = Shared {
+            env,
+            timings: &timings,
+            costs: &costs,
+            l2: &l2,
+            dram_share: 1.0,
+            record_timeline,
+            hardware_fma,
+        };
+        let mut stats = stats_pool[0].lock().unwrap_or_else(|error| error.into_inner());
+        'wave: for slot in 0..occupancy.blocks_per_sm as usize {
+            for sm in sms.iter_mut() {
+                if next_block >= block_count {
+                    break 'wave;
+                }
+                sm.launch(&shared, &mut stats, slot, next_block, block_at(next_block), 0);
+                next_block += 1;
+            }
+        }
+    }
+    let mut window_start = 0u64;
+    let mut memory_epoch = 0u64;
+    let mut progress_fingerprint = 0u64;
+    let mut stopping = false;
+    loop {
+        if control.stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let active_count = sms.iter().filter(|sm| sm.is_active()).count();
+        if active_count == 0 {
+            break;
+        }
+        let window_end = window_start + window;
+        let shared = Shared {
+            env,
+            timings: &timings,
+            costs: &costs,
+            l2: &l2,
+            dram_share: f64::from(timing_config.dram_bytes_per_cycle) / active_count as f64,
+            record_timeline,
+            hardware_fma,
+        };
+        let run = |sm: &mut Sm<'a>| {
+            let thread = rayon::current_thread_index().unwrap_or(0) % stats_pool.len();
+            let mut stats = stats_pool[thread]
+                .lock()
+                .unwrap_or_else(|error| error.into_inner());
+            sm.run_until(&shared, &mut stats, window_end);
+        };
+        if parallel {
+            pool.install(|| {
+                sms.par_iter_mut()
+                    .filter(|sm| sm.is_active())
+                    .for_each(run)
+            });
+        } else {
+            sms.iter_mut().filter(|sm| sm.is_active()).for_each(run);
+        }
+        // The window's end, in SM order.
+        let mut freed: Vec<(u64, u32, usize)> = Vec::new();
+        for sm in sms.iter_mut() {
+            for &sector in &sm.l2_accesses {
+                l2.fill(sector);
+            }
+            sm.end_window();
+            for departure in sm.departures.drain(..) {
+                outcome.findings.add_block(departure.linear, departure.findings);
+                outcome.printed.add_block(departure.linear, departure.printed);
+                control.blocks_done.fetch_add(1, Ordering::Relaxed);
+                if let Some(error) = departure.error {
+                    if error.kind != FaultKind::Interrupted {
+                        outcome.failed_blocks += 1;
+                        outcome.first_fault = lowest_fault(
+                            outcome.first_fault.take(),
+                            Some((departure.linear, *error)),
+                        );
+                        stopping |= !control.keep_going;
+                    }
+                }
+            }
+            for (slot, cycle) in sm.freed.drain(..) {
+                freed.push((cycle, sm.index, slot));
+            }
+        }
+        // Livelocks: a block whose state repeats with no memory changing.
+        let mut shared_stats = stats_pool[0].lock().unwrap_or_else(|error| error.into_inner());
+        let fingerprint = sms
+            .iter_mut()
+            .flat_map(|sm| {
+                sm.resident_runners()
+                    .map(|(linear, runner)| runner.progress_mark().wrapping_mul(linear + 1))
+                    .collect::<Vec<_>>()
+            })
+            .fold(freed.len() as u64, u64::wrapping_add);
+        if fingerprint != progress_fingerprint {
+            memory_epoch += 1;
+            progress_fingerprint = fingerprint;
+        }
+        let livelock_window = config.barriers.livelock_window;
+        let mut spinning: Vec<(u32, u64)> = Vec::new();
+        let mut resident_blocks = 0usize;
+        for sm in sms.iter_mut() {
+            let sm_index = sm.index;
+            for (linear, runner) in sm.resident_runners() {
+                resident_blocks += 1;
+                if runner.spinning(memory_epoch) {
+                    spinning.push((sm_index, linear));
+                }
+            }
+        }
+        let across_blocks = program.communicates_across_blocks;
+        let stuck: Vec<(u32, u64)> = if !across_blocks {
+            // Blocks that cannot see each other: a spinning block is stuck
+            // on its own.
+            spinning
+        } else if !spinning.is_empty() && spinning.len() == resident_blocks {
+            // No resident block can end its loop: each is stuck, waiting
+            // for a block that is not resident, or for one that is stuck too.
+            spinning
+        } else {
+            Vec::new()
+        };
+        if !stuck.is_empty() {
+            let not_resident = (across_blocks && next_block < block_count)
+                .then(|| block_at(next_block));
+            let shared = Shared {
+                env,
+                timings: &timings,
+                costs: &costs,
+                l2: &l2,
+                dram_share: 1.0,
+                record_timeline,
+                hardware_fma,
+            };
+            for (sm_index, linear) in stuck {
+                let sm = &mut sms[sm_index as usize];
+                let Some(mut error) = sm
+                    .resident_runners()
+                    .find(|(resident, _)| *resident == linear)
+                    .map(|(_, runner)| runner.livelock_error(livelock_window))
+                else {
+                    continue;
+                };
+                if let FaultKind::Livelock {
+                    not_resident: waiting,
+                    ..
+                } = &mut error.kind
+                {
+                    *waiting = not_resident;
+                }
+                sm.evict(&shared, &mut shared_stats, linear, Box::new(error));
+                for departure in sm.departures.drain(..) {
+                    outcome.findings.add_block(departure.linear, departure.findings);
+                    outcome.printed.add_block(departure.linear, departure.printed);
+                    control.blocks_done.fetch_add(1, Ordering::Relaxed);
+                    if let Some(error) = departure.error {
+                        outcome.failed_blocks += 1;
+                        outcome.first_fault = lowest_fault(
+                            outcome.first_fault.take(),
+                            Some((departure.linear, *error)),
+                        );
+                    }
+                }
+                sm.freed.clear();
+            }
+            // A stuck launch ends: nothing can make those blocks move.
+            stopping |= across_blocks || !control.keep_going;
+        }
+        if stopping {
+            break;
+        }
+        // The freed slots take the next blocks, earliest freed first.
+        freed.sort_unstable();
+        let shared = Shared {
+            env,
+            timings: &timings,
+            costs: &costs,
+            l2: &l2,
+            dram_share: 1.0,
+            record_timeline,
+            hardware_fma,
+        };
+        for (cycle, sm_index, slot) in freed {
+            if next_block >= block_count {
+                break;
+            }
+            let start = (cycle + launch_latency).max(window_end);
+            sms[sm_index as usize].launch(
+                &shared,
+                &mut shared_stats,
+                slot,
+                next_block,
+                block_at(next_block),
+                start,
+            );
+            next_block += 1;
+        }
+        drop(shared_stats);
+        // Skip windows in which no SM has anything to do.
+        let next_cycle = sms
+            .iter()
+            .filter(|sm| sm.is_active())
+            .map(|sm| sm.cycle)
+            .min()
+            .unwrap_or(NEVER);
+        window_start = if next_cycle == NEVER {
+            window_end
+        } else {
+            window_end.max(next_cycle)
+        };
+    }
+    for stats in stats_pool {
+        outcome
+            .stats
+            .merge(&stats.into_inner().unwrap_or_else(|error| error.into_inner()));
+    }
+    let timing = &mut outcome.timing;
+    let mut timeline = record_timeline.then(Timeline::default);
+    for sm in &mut sms {
+        if sm.first_active == NEVER {
+            continue;
+        }
+        timing.sms_used += 1;
+        timing.cycles = timing.cycles.max(sm.last_active);
+        timing.busiest_sm_cycles = timing.busiest_sm_cycles.max(sm.active_cycles);
+        timing.sm_active_cycles += sm.active_cycles;
+        timing.resident_warp_cycles += sm.resident_warp_cycles;
+        timing.warp_instructions += sm.issued;
+        timing.l1_hit_sectors += sm.l1_hit_sectors;
+        timing.l2_hit_sectors += sm.l2_hit_sectors;
+        timing.dram_sectors += sm.dram_sectors;
+        timing.dram_bytes += sm.dram_bytes;
+        if let Some(timeline) = &mut timeline {
+            timeline.blocks.append(&mut sm.blocks_spans);
+            timeline.warps.append(&mut sm.warp_spans);
+        }
+    }
+    if let Some(timeline) = &mut timeline {
+        timeline
+            .blocks
+            .sort_unstable_by_key(|span| (span.start, span.linear));
+        timeline
+            .warps
+            .sort_unstable_by_key(|span| (span.end, span.sm, span.linear, span.warp));
+    }
+    outcome.timeline = timeline;
+    outcome
+}

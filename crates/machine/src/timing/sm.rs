@@ -1,0 +1,975 @@
+//! One streaming multiprocessor in time: its resident blocks, its four
+//! sub-partitions issuing at most one warp instruction per cycle each, a
+//! scoreboard per warp, the execution pipes, the MIO and L1TEX paths to
+//! shared memory and the L1, and its share of the L2 and DRAM.
+//!
+//! The model is the sub-core pipeline of Accel-Sim (Khairy et al., ISCA
+//! 2020) as Huerta et al. describe Ampere's and Hopper's ("Dissecting and
+//! modeling the architecture of modern GPU cores", MICRO 2023), calibrated
+//! with the figures measured on an H100 (`programs/timing`) and an H200
+//! (`reference/timing.md`):
+//!
+//! - A warp lives on sub-partition `w mod 4` of the SM's warp slots. Each
+//!   cycle each sub-partition issues at most one instruction, from the warp
+//!   it issued last if that one can (greedy), else the oldest that can
+//!   (greedy-then-oldest), or round-robin (`timing.scheduler`).
+//! - A warp can issue when the registers its instruction reads and writes
+//!   are ready (the scoreboard), its pipe accepts an instruction (each pipe
+//!   takes one per `interval` cycles per sub-partition), and it issued
+//!   nothing this cycle. Results are ready `latency` cycles after issue.
+//! - Shared memory: the SM's MIO path takes one wavefront per cycle and a
+//!   sub-partition's requests one per two cycles; a load's result is ready
+//!   `shared_latency` plus `shared_latency_per_extra_wavefront` per extra
+//!   wavefront after its first wavefront starts.
+//! - Global and local memory: the L1TEX path takes `l1_sectors_per_cycle`
+//!   sectors a cycle; each sector is an L1 hit, an L2 hit, or a DRAM access
+//!   that waits for the SM's share of the DRAM bandwidth. The L2 is shared
+//!   by all SMs: an SM reads it as it was at the start of the current time
+//!   window and its own accesses of the window, and the accesses are
+//!   applied in SM order at the window's end (`gpu.rs`).
+//! - A warp at a block barrier issues nothing; the barrier opens
+//!   `barrier_latency` plus `barrier_latency_per_warp` per warp of the
+//!   block after the last arrival.
+//!
+//! Instructions execute (compute their results, move bytes) when they
+//! issue: the machine's semantics are those of `semantics.rs` and
+//! `access.rs`, and time only decides the order.
+//!
+//! Stall accounting follows Nsight Compute's warp states: every cycle a
+//! resident, unfinished warp spends is counted once, at the instruction it
+//! is about to issue, under the reason it could not (or `selected`).
+//! Deviations: warps do not fetch instructions (no `no_instruction` or
+//! instruction-cache stalls), register-bank conflicts and the operand
+//! reuse cache are not modelled, and PTX, not the SASS that ptxas would
+//! schedule, is what issues.
+
+use std::collections::HashMap;
+
+use crate::block::{BlockRunner, LaunchEnv, PathStreak, Peek};
+use crate::config::{SchedulerPolicy, TimingConfig};
+use crate::error::ExecError;
+use crate::stats::{RunStats, StallReason};
+use crate::timing::cache::SectorCache;
+use crate::timing::operands::{InstructionTiming, MemoryPipe, Pipe};
+use crate::timing::{BlockSpan, WarpSpan};
+
+/// A cycle no event will ever reach.
+pub(crate) const NEVER: u64 = u64::MAX;
+
+/// Per-sub-partition issue ports an instruction may occupy.
+const PORTS: usize = 8;
+const PORT_FMA: usize = 0;
+const PORT_ALU: usize = 1;
+const PORT_FP64: usize = 2;
+const PORT_SFU: usize = 3;
+const PORT_CONVERSION: usize = 4;
+const PORT_DIVISION: usize = 5;
+const PORT_CONTROL: usize = 6;
+/// The sub-partition's path into the SM's MIO queue.
+const PORT_MIO: usize = 7;
+
+/// The MIO queue holds this many cycles of work before warps that want to
+/// add to it stall (`stall_mio_throttle`, `stall_lg_throttle`).
+const MEMORY_QUEUE_CYCLES: u64 = 16;
+
+/// What an instruction costs once it issues, from its pipe.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PipeCost {
+    latency: u32,
+    interval: u32,
+    port: usize,
+    /// What a wait for its result counts as.
+    reason: StallReason,
+}
+
+/// The costs of every non-memory pipe, and the memory figures, from
+/// `[timing]`.
+#[derive(Clone, Debug)]
+pub(crate) struct Costs {
+    fp32: PipeCost,
+    integer: PipeCost,
+    integer_multiply: PipeCost,
+    fp64: PipeCost,
+    half: PipeCost,
+    sfu: PipeCost,
+    conversion: PipeCost,
+    division: PipeCost,
+    shuffle: PipeCost,
+    control: PipeCost,
+    pub(crate) config: TimingConfig,
+}
+
+impl Costs {
+    pub(crate) fn new(config: &TimingConfig) -> Costs {
+        let cost = |latency, interval, port, reason| PipeCost {
+            latency,
+            interval,
+            port,
+            reason,
+        };
+        Costs {
+            fp32: cost(
+                config.fp32_latency,
+                config.fp32_interval,
+                PORT_FMA,
+                StallReason::Wait,
+            ),
+            integer: cost(
+                config.integer_latency,
+                config.integer_interval,
+                PORT_ALU,
+                StallReason::Wait,
+            ),
+            integer_multiply: cost(
+                config.integer_multiply_latency,
+                config.integer_multiply_interval,
+                PORT_FMA,
+                StallReason::Wait,
+            ),
+            fp64: cost(
+                config.fp64_latency,
+                config.fp64_interval,
+                PORT_FP64,
+                StallReason::Wait,
+            ),
+            half: cost(
+                config.half_latency,
+                config.half_interval,
+                PORT_FMA,
+                StallReason::Wait,
+            ),
+            sfu: cost(
+                config.sfu_latency,
+                config.sfu_interval,
+                PORT_SFU,
+                StallReason::ShortScoreboard,
+            ),
+            conversion: cost(
+                config.conversion_latency,
+                config.conversion_interval,
+                PORT_CONVERSION,
+                StallReason::ShortScoreboard,
+            ),
+            division: cost(
+                config.division_latency,
+                config.division_interval,
+                PORT_DIVISION,
+                StallReason::Wait,
+            ),
+            shuffle: cost(
+                config.warp_shuffle_latency,
+                config.warp_shuffle_interval,
+                PORT_MIO,
+                StallReason::ShortScoreboard,
+            ),
+            control: cost(
+                config.integer_latency,
+                config.control_interval,
+                PORT_CONTROL,
+                StallReason::Wait,
+            ),
+            config: config.clone(),
+        }
+    }
+
+    fn of(&self, pipe: Pipe) -> PipeCost {
+        match pipe {
+            Pipe::Fp32 => self.fp32,
+            Pipe::Integer => self.integer,
+            Pipe::IntegerMultiply => self.integer_multiply,
+            Pipe::Fp64 => self.fp64,
+            Pipe::Half => self.half,
+            Pipe::Sfu => self.sfu,
+            Pipe::Conversion => self.conversion,
+            Pipe::Division => self.division,
+            Pipe::WarpShuffle => self.shuffle,
+            Pipe::Memory(MemoryPipe::Param | MemoryPipe::Const) => self.integer,
+            Pipe::Control | Pipe::Barrier | Pipe::Fence | Pipe::Memory(_) => self.control,
+        }
+    }
+}
+
+/// What every SM reads and nothing changes during a time window.
+pub(crate) struct Shared<'s, 'a> {
+    pub env: &'a LaunchEnv<'a>,
+    pub timings: &'s [InstructionTiming],
+    pub costs: &'s Costs,
+    /// The L2 as it was at the start of the window.
+    pub l2: &'s SectorCache,
+    /// This SM's share of the DRAM bandwidth in bytes per cycle.
+    pub dram_share: f64,
+    pub record_timeline: bool,
+    pub hardware_fma: bool,
+}
+
+/// The timing state of one warp.
+#[derive(Clone, Debug)]
+struct WarpTiming {
+    /// Per register (values, then predicates): the cycle its value is ready.
+    ready: Vec<u64>,
+    /// Per register: what waiting for it counts as.
+    producer: Vec<StallReason>,
+    /// The warp issues nothing before this cycle.
+    earliest: u64,
+    /// Stall cycles are counted up to here.
+    accounted: u64,
+    /// Every path waits (a barrier, a warp sync), since this cycle.
+    blocked_since: Option<u64>,
+    /// The instruction the warp last issued (a barrier wait counts there).
+    last_pc: u32,
+    finished: bool,
+    streak: PathStreak,
+    sub_partition: u8,
+    /// When the warp's stores and atomics so far are complete (fences wait).
+    memory_done: u64,
+}
+
+/// A block resident on the SM.
+struct ResidentBlock<'a> {
+    linear: u64,
+    runner: BlockRunner<'a>,
+    warps: Vec<WarpTiming>,
+    start: u64,
+    live_warps: u32,
+    blocked_warps: u32,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct WarpRef {
+    slot: u16,
+    warp: u16,
+}
+
+#[derive(Clone, Debug, Default)]
+struct SubPartition {
+    /// Resident warps, oldest first.
+    warps: Vec<WarpRef>,
+    /// Index in `warps` of the warp that issued last.
+    greedy: usize,
+    port_free: [u64; PORTS],
+}
+
+/// A block that left the SM in the current window.
+pub(crate) struct Departure {
+    pub linear: u64,
+    pub error: Option<Box<ExecError>>,
+    pub findings: Vec<crate::findings::Finding>,
+    pub printed: (Vec<u8>, u64),
+}
+
+/// One SM.
+pub(crate) struct Sm<'a> {
+    pub index: u32,
+    /// The next cycle to simulate.
+    pub cycle: u64,
+    slots: Vec<Option<ResidentBlock<'a>>>,
+    spare: Vec<BlockRunner<'a>>,
+    sub_partitions: Vec<SubPartition>,
+    scheduler: SchedulerPolicy,
+    /// When the SM's MIO and L1TEX data path is free.
+    data_path_free: u64,
+    l1: SectorCache,
+    /// L2 sectors this SM reached in the current window, with when they
+    /// arrive, and every L2 access in order (applied at the window's end).
+    window_sectors: HashMap<u64, u64>,
+    pub l2_accesses: Vec<u64>,
+    dram_free: f64,
+    /// Blocks that left in this window, in the order they left.
+    pub departures: Vec<Departure>,
+    /// Slots freed in this window, with the cycle they were freed.
+    pub freed: Vec<(usize, u64)>,
+    // Counters.
+    pub active_cycles: u64,
+    pub resident_warp_cycles: u64,
+    pub issued: u64,
+    pub l1_hit_sectors: u64,
+    pub l2_hit_sectors: u64,
+    pub dram_sectors: u64,
+    pub dram_bytes: u64,
+    pub blocks_spans: Vec<BlockSpan>,
+    pub warp_spans: Vec<WarpSpan>,
+    /// The first cycle a block was resident and the last.
+    pub first_active: u64,
+    pub last_active: u64,
+    resident_warps: u64,
+}
+
+impl<'a> Sm<'a> {
+    pub(crate) fn new(index: u32, blocks_per_sm: u32, config: &TimingConfig) -> Sm<'a> {
+        Sm {
+            index,
+            cycle: 0,
+            slots: (0..blocks_per_sm).map(|_| None).collect(),
+            spare: Vec::new(),
+            sub_partitions: vec![SubPartition::default(); 4],
+            scheduler: config.scheduler,
+            data_path_free: 0,
+            l1: SectorCache::new(u64::from(config.l1_bytes), config.l1_ways),
+            window_sectors: HashMap::new(),
+            l2_accesses: Vec::new(),
+            dram_free: 0.0,
+            departures: Vec::new(),
+            freed: Vec::new(),
+            active_cycles: 0,
+            resident_warp_cycles: 0,
+            issued: 0,
+            l1_hit_sectors: 0,
+            l2_hit_sectors: 0,
+            dram_sectors: 0,
+            dram_bytes: 0,
+            blocks_spans: Vec::new(),
+            warp_spans: Vec::new(),
+            first_active: NEVER,
+            last_active: 0,
+            resident_warps: 0,
+        }
+    }
+
+    /// Whether a block is resident.
+    pub(crate) fn is_active(&self) -> bool {
+        self.slots.iter().any(Option::is_some)
+    }
+
+    /// The free slots.
+    pub(crate) fn free_slots(&self) -> impl Iterator<Item = usize> + '_ {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter(|(_, slot)| slot.is_none())
+            .map(|(index, _)| index)
+    }
+
+    /// The linear indices of the resident blocks, in slot order.
+    pub(crate) fn resident(&self) -> impl Iterator<Item = u64> + '_ {
+        self.slots.iter().flatten().map(|block| block.linear)
+    }
+
+    /// Places block `linear` (index `block_index`) in `slot`, its warps
+    /// issuing from cycle `start`.
+    pub(crate) fn launch(
+        &mut self,
+        shared: &Shared<'_, 'a>,
+        stats: &mut RunStats,
+        slot: usize,
+        linear: u64,
+        block_index: [u32; 3],
+        start: u64,
+    ) {
+        let env = shared.env;
+        let mut runner = self.spare.pop().unwrap_or_else(|| BlockRunner::new(env));
+        runner.swap_stats(stats);
+        runner.start_block(block_index);
+        runner.swap_stats(stats);
+        let registers = (env.program.value_regs + env.program.pred_regs) as usize;
+        let warp_count = runner.warp_count();
+        let first_warp_slot = slot * warp_count;
+        let warps = (0..warp_count)
+            .map(|warp| {
+                let sub_partition = ((first_warp_slot + warp) % self.sub_partitions.len()) as u8;
+                self.sub_partitions[sub_partition as usize]
+                    .warps
+                    .push(WarpRef {
+                        slot: slot as u16,
+                        warp: warp as u16,
+                    });
+                WarpTiming {
+                    ready: vec![0; registers],
+                    producer: vec![StallReason::Wait; registers],
+                    earliest: start,
+                    accounted: start,
+                    blocked_since: None,
+                    last_pc: 0,
+                    finished: false,
+                    streak: PathStreak::default(),
+                    sub_partition,
+                    memory_done: start,
+                }
+            })
+            .collect();
+        self.resident_warps += warp_count as u64;
+        self.first_active = self.first_active.min(start);
+        self.slots[slot] = Some(ResidentBlock {
+            linear,
+            runner,
+            warps,
+            start,
+            live_warps: warp_count as u32,
+            blocked_warps: 0,
+        });
+        if self.cycle < start && !self.slots.iter().flatten().any(|block| block.start < start)
+        {
+            // Nothing else was resident: the SM sleeps until the block starts.
+            self.cycle = start;
+        }
+    }
+
+    /// Runs cycles up to (not including) `end`.
+    pub(crate) fn run_until(&mut self, shared: &Shared<'_, 'a>, stats: &mut RunStats, end: u64) {
+        #[cfg(target_arch = "x86_64")]
+        if shared.hardware_fma {
+            // SAFETY: `hardware_fma` is set only when the running CPU
+            // reports AVX2 and FMA (`gpu.rs`), the one requirement of a
+            // `target_feature` function.
+            return unsafe { self.run_until_avx2_fma(shared, stats, end) };
+        }
+        self.run_until_with::<false>(shared, stats, end)
+    }
+
+    /// The loop compiled for hosts with AVX2 and FMA: the lane loops of
+    /// `semantics.rs` vectorise far better, and hardware FMA gives
+    /// `fma.rn.f32` its single rounding directly.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn run_until_avx2_fma(&mut self, shared: &Shared<'_, 'a>, stats: &mut RunStats, end: u64) {
+        self.run_until_with::<true>(shared, stats, end)
+    }
+
+    #[inline(always)]
+    fn run_until_with<const HARDWARE_FMA: bool>(
+        &mut self,
+        shared: &Shared<'_, 'a>,
+        stats: &mut RunStats,
+        end: u64,
+    ) {
+        while self.cycle < end && self.is_active() {
+            let cycle = self.cycle;
+            let mut next = NEVER;
+            let mut issued = false;
+            for sub_partition in 0..self.sub_partitions.len() {
+                issued |=
+                    self.issue_in::<HARDWARE_FMA>(shared, stats, sub_partition, cycle, &mut next);
+            }
+            // Blocks not started yet wake the SM when they start.
+            for block in self.slots.iter().flatten() {
+                if block.start > cycle {
+                    next = next.min(block.start);
+                }
+            }
+            let following = if issued { cycle + 1 } else { next.max(cycle + 1) };
+            let following = following.min(end);
+            let span = following - cycle;
+            if self.is_active() {
+                self.active_cycles += span;
+                self.resident_warp_cycles += span * self.resident_warps;
+                self.last_active = following;
+            }
+            self.cycle = following;
+        }
+        if !self.is_active() {
+            // Idle until the next block arrives.
+            self.cycle = self.cycle.max(end);
+        }
+    }
+
+    /// Issues at most one instruction in `sub_partition` at `cycle`;
+    /// lowers `next` to the earliest cycle a warp that did not issue could.
+    #[inline(always)]
+    fn issue_in<const HARDWARE_FMA: bool>(
+        &mut self,
+        shared: &Shared<'_, 'a>,
+        stats: &mut RunStats,
+        sub_partition: usize,
+        cycle: u64,
+        next: &mut u64,
+    ) -> bool {
+        let count = self.sub_partitions[sub_partition].warps.len();
+        if count == 0 {
+            return false;
+        }
+        let first = match self.scheduler {
+            SchedulerPolicy::GreedyThenOldest => self.sub_partitions[sub_partition].greedy,
+            SchedulerPolicy::LooseRoundRobin => {
+                (self.sub_partitions[sub_partition].greedy + 1) % count
+            }
+        };
+        let mut attempt = 0;
+        while attempt < count {
+            // Greedy first, then the rest oldest first (or, round robin,
+            // the ones after the last issued).
+            let position = match self.scheduler {
+                SchedulerPolicy::GreedyThenOldest => match attempt {
+                    0 => first.min(count - 1),
+                    n if n <= first => n - 1,
+                    n => n,
+                },
+                SchedulerPolicy::LooseRoundRobin => (first + attempt) % count,
+            };
+            attempt += 1;
+            let warp_ref = self.sub_partitions[sub_partition].warps[position];
+            let earliest = self.warp(warp_ref).earliest;
+            if earliest > cycle {
+                *next = (*next).min(earliest);
+                continue;
+            }
+            match self.try_issue::<HARDWARE_FMA>(shared, stats, warp_ref, cycle) {
+                Attempt::Issued => {
+                    let sub = &mut self.sub_partitions[sub_partition];
+                    // The warp may have finished and left the list.
+                    sub.greedy = position.min(sub.warps.len().saturating_sub(1));
+                    return true;
+                }
+                Attempt::Stalled(until) => *next = (*next).min(until),
+                Attempt::Left => {
+                    // The list changed under the scan: start it over.
+                    return self.issue_in::<HARDWARE_FMA>(shared, stats, sub_partition, cycle, next);
+                }
+            }
+        }
+        false
+    }
+
+    fn warp(&self, warp_ref: WarpRef) -> &WarpTiming {
+        let block = self.slots[warp_ref.slot as usize]
+            .as_ref()
+            .expect("a listed warp's block is resident");
+        &block.warps[warp_ref.warp as usize]
+    }
+
+    /// Tries to issue the next instruction of one warp at `cycle`.
+    #[inline(always)]
+    fn try_issue<const HARDWARE_FMA: bool>(
+        &mut self,
+        shared: &Shared<'_, 'a>,
+        stats: &mut RunStats,
+        warp_ref: WarpRef,
+        cycle: u64,
+    ) -> Attempt {
+        let slot = warp_ref.slot as usize;
+        let warp_index = warp_ref.warp as usize;
+        let block = self.slots[slot].as_mut().expect("resident");
+        let timing = &mut block.warps[warp_index];
+        let peek = block.runner.peek(warp_index, &mut timing.streak);
+        let (path, pc) = match peek {
+            Peek::Ready { path, pc } => (path, pc),
+            Peek::Blocked => {
+                timing.earliest = NEVER;
+                timing.blocked_since = Some(cycle);
+                block.blocked_warps += 1;
+                if block.blocked_warps == block.live_warps {
+                    // Nothing in the block can move unless lanes held at a
+                    // reconvergence point go on.
+                    match block.runner.unblock_or_deadlock() {
+                        Ok(()) => self.wake_blocked(shared, stats, slot, cycle, 0),
+                        Err(error) => {
+                            self.depart(shared, stats, slot, cycle, Some(error));
+                            return Attempt::Left;
+                        }
+                    }
+                }
+                return Attempt::Stalled(NEVER);
+            }
+            Peek::Finished => {
+                self.finish_warp(shared, stats, warp_ref, cycle);
+                return Attempt::Left;
+            }
+        };
+        let instruction = &shared.timings[pc as usize];
+        // The scoreboard: sources read, destinations written in flight.
+        let mut ready = cycle;
+        let mut reason = StallReason::Wait;
+        for &register in instruction
+            .operands
+            .reads()
+            .iter()
+            .chain(instruction.operands.writes())
+        {
+            let at = timing.ready[register as usize];
+            if at > ready {
+                ready = at;
+                reason = timing.producer[register as usize];
+            }
+        }
+        if ready > cycle {
+            stall(stats, timing, pc, reason, ready);
+            return Attempt::Stalled(ready);
+        }
+        let pipe = instruction.pipe;
+        let cost = shared.costs.of(pipe);
+        let sub_partition = timing.sub_partition as usize;
+        let port_free = self.sub_partitions[sub_partition].port_free[cost.port];
+        let (free, throttle) = match pipe {
+            Pipe::Memory(MemoryPipe::Param | MemoryPipe::Const) => (cycle, StallReason::Wait),
+            Pipe::Memory(MemoryPipe::Shared) | Pipe::WarpShuffle => (
+                port_free.max(self.data_path_free.saturating_sub(MEMORY_QUEUE_CYCLES)),
+                StallReason::MioThrottle,
+            ),
+            Pipe::Memory(_) => (
+                port_free.max(self.data_path_free.saturating_sub(MEMORY_QUEUE_CYCLES)),
+                StallReason::LgThrottle,
+            ),
+            _ => (port_free, StallReason::MathPipeThrottle),
+        };
+        if free > cycle {
+            stall(stats, timing, pc, throttle, free);
+            return Attempt::Stalled(free);
+        }
+        // Issue.
+        let counters = &mut stats.per_instruction[pc as usize];
+        if cycle > timing.accounted {
+            counters.stalls[StallReason::NotSelected as usize] += cycle - timing.accounted;
+        }
+        counters.stalls[StallReason::Selected as usize] += 1;
+        timing.accounted = cycle + 1;
+        timing.earliest = cycle + 1;
+        timing.last_pc = pc;
+        let generations = block.runner.barrier_generations();
+        block.runner.swap_stats(stats);
+        let result = block
+            .runner
+            .issue::<HARDWARE_FMA>(warp_index, path, pc, cycle);
+        block.runner.swap_stats(stats);
+        self.issued += 1;
+        if let Err(error) = result {
+            self.depart(shared, stats, slot, cycle, Some(error));
+            return Attempt::Left;
+        }
+        self.sub_partitions[sub_partition].port_free[cost.port] = cycle + u64::from(cost.interval);
+        self.complete(shared, stats, warp_ref, pc, pipe, cost, cycle);
+        let block = self.slots[slot].as_mut().expect("resident");
+        if block.runner.barrier_generations() != generations {
+            // A barrier opened (the last arrival, or an exit that made the
+            // arrived threads enough): its warps go on after the release.
+            let costs = &shared.costs.config;
+            let release = u64::from(costs.barrier_latency)
+                + u64::from(costs.barrier_latency_per_warp) * (block.warps.len() as u64 - 1);
+            self.wake_blocked(shared, stats, slot, cycle, release);
+        }
+        Attempt::Issued
+    }
+
+    /// Sets the ready times an issued instruction's results get, and what
+    /// its memory accesses cost.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn complete(
+        &mut self,
+        shared: &Shared<'_, 'a>,
+        stats: &mut RunStats,
+        warp_ref: WarpRef,
+        pc: u32,
+        pipe: Pipe,
+        cost: PipeCost,
+        cycle: u64,
+    ) {
+        let config = &shared.costs.config;
+        let (latency, reason) = match pipe {
+            Pipe::Memory(MemoryPipe::Param | MemoryPipe::Const) => (cost.latency, cost.reason),
+            Pipe::Memory(space) => {
+                let (latency, reason) = self.memory_cost(shared, stats, warp_ref, pc, space, cycle);
+                (latency, reason)
+            }
+            Pipe::WarpShuffle => {
+                let sub_partition = self.warp(warp_ref).sub_partition as usize;
+                let start = cycle.max(self.data_path_free);
+                self.data_path_free = start + 1;
+                self.sub_partitions[sub_partition].port_free[PORT_MIO] = cycle + 2;
+                ((start - cycle) as u32 + cost.latency, cost.reason)
+            }
+            Pipe::Fence => {
+                // A fence waits for the warp's stores and atomics to be
+                // performed (at the L2 for the GPU scope).
+                let block = self.slots[warp_ref.slot as usize].as_mut().expect("resident");
+                let timing = &mut block.warps[warp_ref.warp as usize];
+                if timing.memory_done > cycle + 1 {
+                    stall(stats, timing, pc, StallReason::Membar, timing.memory_done);
+                    timing.earliest = timing.memory_done;
+                }
+                (0, cost.reason)
+            }
+            Pipe::Control => {
+                let _ = config;
+                (cost.latency, cost.reason)
+            }
+            _ => (cost.latency, cost.reason),
+        };
+        let writes = shared.timings[pc as usize].operands;
+        let block = self.slots[warp_ref.slot as usize].as_mut().expect("resident");
+        let timing = &mut block.warps[warp_ref.warp as usize];
+        let ready = cycle + u64::from(latency);
+        for &register in writes.writes() {
+            timing.ready[register as usize] = ready;
+            timing.producer[register as usize] = reason;
+        }
+    }
+
+    /// The latency of the memory instruction just issued at `pc`, and what
+    /// waiting for it counts as; occupies the data path and the caches.
+    fn memory_cost(
+        &mut self,
+        shared: &Shared<'_, 'a>,
+        stats: &mut RunStats,
+        warp_ref: WarpRef,
+        pc: u32,
+        space: MemoryPipe,
+        cycle: u64,
+    ) -> (u32, StallReason) {
+        let config = &shared.costs.config;
+        let slot = warp_ref.slot as usize;
+        let block = self.slots[slot].as_mut().expect("resident");
+        let sub_partition = block.warps[warp_ref.warp as usize].sub_partition as usize;
+        let state = &block.runner.state;
+        let instruction = &shared.env.program.code[pc as usize].kind;
+        let (is_store, is_atomic) = match instruction {
+            crate::program::Kind::Store { .. } => (true, false),
+            crate::program::Kind::Atom { dst, .. } => (dst.is_none(), true),
+            _ => (false, false),
+        };
+        let wavefronts = state.last_wavefronts;
+        let mut latency = 0u64;
+        let mut reason = StallReason::ShortScoreboard;
+        if wavefronts.wavefronts > 0 {
+            let count = u64::from(wavefronts.wavefronts);
+            let per_cycle = u64::from(config.shared_wavefronts_per_cycle.max(1));
+            let start = cycle
+                .max(self.data_path_free)
+                .max(self.sub_partitions[sub_partition].port_free[PORT_MIO]);
+            self.data_path_free = start + count.div_ceil(per_cycle);
+            // One sub-partition's requests go through at half the SM's rate
+            // (programs/timing: one warp gets a wavefront per 2 cycles).
+            self.sub_partitions[sub_partition].port_free[PORT_MIO] = start + 2 * count;
+            latency = start - cycle
+                + u64::from(config.shared_latency)
+                + u64::from(config.shared_latency_per_extra_wavefront) * (count - 1);
+            stats.per_instruction[pc as usize].conflict_cycles +=
+                count.saturating_sub(u64::from(wavefronts.ideal));
+        }
+        let sector_count = state.sectors.len() as u64;
+        let global = sector_count > 0;
+        let local = space == MemoryPipe::Local
+            || (space == MemoryPipe::Generic && wavefronts.wavefronts == 0 && !global);
+        if global {
+            reason = StallReason::LongScoreboard;
+            let per_cycle = u64::from(config.l1_sectors_per_cycle.max(1));
+            let start = cycle.max(self.data_path_free);
+            self.data_path_free = start + sector_count.div_ceil(per_cycle);
+            let queue = start - cycle;
+            let mut slowest = 0u64;
+            for index in 0..state.sectors.len() {
+                let sector = self.slots[slot].as_ref().expect("resident").runner.state.sectors
+                    [index];
+                let arrival = if is_atomic {
+                    self.l2_access(shared, sector, cycle, false);
+                    u64::from(config.atomic_latency)
+                } else if is_store {
+                    self.l2_access(shared, sector, cycle, true);
+                    u64::from(config.l2_hit_latency)
+                } else if self.l1.lookup(sector) {
+                    self.l1_hit_sectors += 1;
+                    u64::from(config.l1_hit_latency)
+                } else {
+                    self.l1.fill(sector);
+                    self.l2_access(shared, sector, cycle, false)
+                };
+                slowest = slowest.max(arrival);
+            }
+            let done = queue + slowest;
+            if is_store || is_atomic {
+                let block = self.slots[slot].as_mut().expect("resident");
+                let timing = &mut block.warps[warp_ref.warp as usize];
+                timing.memory_done = timing.memory_done.max(cycle + done);
+            }
+            latency = latency.max(done);
+        } else if local {
+            reason = StallReason::LongScoreboard;
+            let start = cycle.max(self.data_path_free);
+            self.data_path_free = start + 1;
+            latency = latency.max(start - cycle + u64::from(config.l1_hit_latency));
+        }
+        (latency.min(u64::from(u32::MAX)) as u32, reason)
+    }
+
+    /// A sector's trip to the L2 (and DRAM on a miss) at `cycle`: the
+    /// cycles until it arrives. Stores are written into the L2 (a sector
+    /// not there yet costs DRAM bandwidth when it is written back).
+    fn l2_access(&mut self, shared: &Shared<'_, 'a>, sector: u64, cycle: u64, store: bool) -> u64 {
+        let config = &shared.costs.config;
+        self.l2_accesses.push(sector);
+        let l2_hit = u64::from(config.l2_hit_latency);
+        if let Some(&arrives) = self.window_sectors.get(&sector) {
+            self.l2_hit_sectors += u64::from(!store);
+            return arrives.saturating_sub(cycle).max(l2_hit);
+        }
+        if shared.l2.contains(sector) {
+            self.l2_hit_sectors += u64::from(!store);
+            return l2_hit;
+        }
+        // A miss: the sector crosses the DRAM interface, after the bytes
+        // this SM already has in flight there.
+        let bytes = crate::timing::cache::SECTOR_BYTES;
+        let start = self.dram_free.max(cycle as f64);
+        self.dram_free = start + bytes as f64 / shared.dram_share;
+        self.dram_bytes += bytes;
+        let latency = if store {
+            l2_hit
+        } else {
+            self.dram_sectors += 1;
+            (self.dram_free - cycle as f64).ceil() as u64 + u64::from(config.dram_latency)
+        };
+        self.window_sectors.insert(sector, cycle + latency);
+        latency
+    }
+
+    /// The window ended: the L2 takes this SM's accesses (`gpu.rs` applies
+    /// `l2_accesses`), and what was in flight is in the L2 now.
+    pub(crate) fn end_window(&mut self) {
+        self.window_sectors.clear();
+        self.l2_accesses.clear();
+    }
+
+    /// Wakes the blocked warps of the block in `slot` `delay` cycles after `cycle`.
+    fn wake_blocked(
+        &mut self,
+        shared: &Shared<'_, 'a>,
+        stats: &mut RunStats,
+        slot: usize,
+        cycle: u64,
+        delay: u64,
+    ) {
+        let sm = self.index;
+        let block = self.slots[slot].as_mut().expect("resident");
+        let release = cycle + delay;
+        for (warp_index, timing) in block.warps.iter_mut().enumerate() {
+            let Some(since) = timing.blocked_since.take() else {
+                continue;
+            };
+            block.blocked_warps -= 1;
+            timing.earliest = release;
+            stall(stats, timing, timing.last_pc, StallReason::Barrier, release);
+            if shared.record_timeline {
+                self.warp_spans.push(WarpSpan {
+                    sm,
+                    sub_partition: u32::from(timing.sub_partition),
+                    linear: block.linear,
+                    warp: warp_index as u32,
+                    state: StallReason::Barrier,
+                    start: since,
+                    end: release,
+                });
+            }
+        }
+    }
+
+    /// A warp has no lanes left: it leaves its sub-partition, and the
+    /// block leaves the SM with its last warp.
+    fn finish_warp(
+        &mut self,
+        shared: &Shared<'_, 'a>,
+        stats: &mut RunStats,
+        warp_ref: WarpRef,
+        cycle: u64,
+    ) {
+        let slot = warp_ref.slot as usize;
+        let block = self.slots[slot].as_mut().expect("resident");
+        let timing = &mut block.warps[warp_ref.warp as usize];
+        if timing.finished {
+            return;
+        }
+        timing.finished = true;
+        timing.earliest = NEVER;
+        let sub_partition = timing.sub_partition as usize;
+        block.live_warps -= 1;
+        self.resident_warps -= 1;
+        let list = &mut self.sub_partitions[sub_partition].warps;
+        if let Some(position) = list
+            .iter()
+            .position(|entry| entry.slot == warp_ref.slot && entry.warp == warp_ref.warp)
+        {
+            list.remove(position);
+        }
+        if block.live_warps == 0 {
+            self.depart(shared, stats, slot, cycle, None);
+        } else if block.blocked_warps == block.live_warps {
+            // The warps left behind may wait for a barrier the exit opened.
+            self.wake_blocked(shared, stats, slot, cycle, 0);
+        }
+    }
+
+    /// The block in `slot` leaves the SM at `cycle`, finished or faulted.
+    fn depart(
+        &mut self,
+        shared: &Shared<'_, 'a>,
+        stats: &mut RunStats,
+        slot: usize,
+        cycle: u64,
+        error: Option<Box<ExecError>>,
+    ) {
+        let Some(mut block) = self.slots[slot].take() else {
+            return;
+        };
+        for sub in &mut self.sub_partitions {
+            sub.warps.retain(|entry| entry.slot as usize != slot);
+            sub.greedy = sub.greedy.min(sub.warps.len().saturating_sub(1));
+        }
+        self.resident_warps -= u64::from(block.live_warps);
+        let _ = stats;
+        if let Some(error) = &error {
+            block.runner.report_hang(error);
+        }
+        if shared.record_timeline {
+            self.blocks_spans.push(BlockSpan {
+                sm: self.index,
+                block: block.runner.block_index(),
+                linear: block.linear,
+                start: block.start,
+                end: cycle,
+            });
+        }
+        self.departures.push(Departure {
+            linear: block.linear,
+            error,
+            findings: block.runner.take_findings(),
+            printed: block.runner.take_printed(),
+        });
+        self.freed.push((slot, cycle));
+        self.spare.push(block.runner);
+    }
+
+    /// The resident blocks' runners, for the livelock checks at a
+    /// window's end.
+    pub(crate) fn resident_runners(&mut self) -> impl Iterator<Item = (u64, &mut BlockRunner<'a>)> {
+        self.slots
+            .iter_mut()
+            .flatten()
+            .map(|block| (block.linear, &mut block.runner))
+    }
+
+    /// Ends the block in `slot`... by linear index: it faulted outside the
+    /// issue loop (a livelock found at a window's end, an interruption).
+    pub(crate) fn evict(
+        &mut self,
+        shared: &Shared<'_, 'a>,
+        stats: &mut RunStats,
+        linear: u64,
+        error: Box<ExecError>,
+    ) {
+        let slot = self
+            .slots
+            .iter()
+            .position(|block| block.as_ref().is_some_and(|block| block.linear == linear));
+        if let Some(slot) = slot {
+            let cycle = self.cycle;
+            self.depart(shared, stats, slot, cycle, Some(error));
+        }
+    }
+}
+
+/// How an attempt to issue went.
+enum Attempt {
+    Issued,
+    /// Not before this cycle.
+    Stalled(u64),
+    /// The warp (or its block) left the SM.
+    Left,
+}
+
+/// Counts the cycles from what is already counted up to `until` as
+/// `reason`, at instruction `pc`.
+#[inline]
+fn stall(stats: &mut RunStats, timing: &mut WarpTiming, pc: u32, reason: StallReason, until: u64) {
+    if until > timing.accounted {
+        if until != NEVER {
+            stats.per_instruction[pc as usize].stalls[reason as usize] += until - timing.accounted;
+        }
+        timing.accounted = until;
+    }
+}
