@@ -8,6 +8,7 @@
 //! `programs/timing`).
 
 pub mod occupancy;
+pub(crate) mod operands;
 
 pub use occupancy::{occupancy, BlockResources, DoesNotFit, Occupancy, OccupancyLimit};
 
