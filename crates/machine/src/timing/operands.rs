@@ -1,23 +1,86 @@
-//! Placeholder until branch `operands` lands: which pipe an instruction
-//! issues to and which registers it reads and writes.
-use crate::program::{Instruction, Kind, Program};
+//! The execution pipe and the registers read and written of every lowered
+//! instruction: what the cycle model needs so that a warp's scoreboard can
+//! hold an instruction until its sources are ready, and send it to its pipe.
+//!
+//! The pipes follow the units of an H100 SM as the H100 whitepaper counts
+//! them (per SM: 128 FP32 lanes, 64 INT32 lanes, 64 FP64 lanes and 16
+//! special-function lanes, in four sub-partitions), the per-sub-partition
+//! pipes of Huerta et al. ("Dissecting and modeling the architecture of
+//! modern GPU cores", MICRO 2023), and Accel-Sim's table of the unit each
+//! SASS opcode runs on (Khairy et al., ISCA 2020;
+//! `gpu-simulator/ISA_Def/ampere_opcode.h`), which sends `MUFU` to the
+//! special-function unit, `DADD`, `DFMA`, `DMUL` and `DSETP` to the FP64
+//! unit, and keeps the conversions `F2F`, `F2I`, `I2F`, `I2I` apart from
+//! the integer arithmetic. Integer multiplies (`IMAD`) get a pipe of their
+//! own because `[timing]` gives them their own numbers. Where a PTX
+//! instruction becomes a sequence of SASS instructions (integer division,
+//! IEEE float division and square root, every `f64` division and square
+//! root) it gets the `Division` pipe, whose latency and issue interval
+//! stand for the whole sequence.
+//!
+//! The registers come from what `semantics.rs`, `access.rs`,
+//! `warp_sync.rs` and `block.rs` read and write at run time, not from the
+//! shape of [`Kind`]: an unused slot of a vector, the `c` operand of a
+//! saturating add, or a predicate `x or not x` that does not depend on `x`
+//! is not a read.
 
+use warpsim_ir::{BarrierReduction, StateSpace, VoteMode};
+
+use crate::program::{
+    FloatBinary, FloatType, FloatUnary, IntBinary, Kind, NumberType, SatOp, ValueReg,
+};
+use crate::program::{Instruction, Program};
+
+/// The execution pipe an instruction issues to (its latency and issue
+/// interval come from `[timing]`).
+// The cycle model, written alongside this file, is the user of these
+// items; until it lands nothing outside the tests calls them.
+#[allow(dead_code)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Pipe {
+    /// `f32` add, subtract, multiply, minimum, maximum, fused multiply-add,
+    /// negate, absolute value, copysign and saturation; `f32` `setp`,
+    /// `set` and `testp`.
     Fp32,
+    /// Integer add, subtract, minimum, maximum, logic, shifts, moves,
+    /// negate, absolute value, not, population count, leading zeros, bit
+    /// reversal and bit find; integer `setp` and `set`; `selp`; predicate
+    /// logic; `lop3`, `shf`, `prmt`, `bfe`, `bfi`; packing and unpacking;
+    /// `cvta`; `activemask`; `sad`.
     Integer,
+    /// `mul.lo`, `mul.hi`, `mul.wide`, `mad`, `mul24` and `mad.hi.sat`
+    /// (`IMAD` on the hardware).
     IntegerMultiply,
+    /// `f64` arithmetic, fused multiply-add, comparisons, negate and
+    /// absolute value.
     Fp64,
+    /// `f16` and `bf16` arithmetic, single or in pairs: add, multiply,
+    /// fused multiply-add, comparisons.
     Half,
+    /// The approximate transcendentals of `f32` on the special-function
+    /// unit (`MUFU`): `rsqrt`, `ex2`, `lg2`, `sin`, `cos`.
     Sfu,
+    /// `cvt` of every flavour.
     Conversion,
+    /// Integer division and remainder, IEEE `f32` division, square root and
+    /// reciprocal, and every `f64` division, square root, reciprocal and
+    /// transcendental: instruction sequences on real hardware.
     Division,
+    /// `shfl`, `vote`, `redux` and `match`.
     WarpShuffle,
+    /// Branches, exits, `nanosleep`, `trap`, assertions, `printf`,
+    /// `bar.warp.sync` and clock reads: issue cost only.
     Control,
+    /// Loads, stores and atomics, by state space.
     Memory(MemoryPipe),
+    /// `bar.sync`, `bar.arrive`, `bar.red`.
     Barrier,
+    /// `membar` and `fence`.
     Fence,
 }
+
+/// The memory path a load, store or atomic takes, named by its state space.
+#[allow(dead_code)] // The cycle model uses it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum MemoryPipe {
     Shared,
@@ -25,8 +88,20 @@ pub(crate) enum MemoryPipe {
     Local,
     Param,
     Const,
+    /// A generic address, resolved to a space per lane at run time.
     Generic,
 }
+
+/// The registers an instruction reads and writes, as one index space: value
+/// register `r` is `r`, predicate register `p` is `value_regs + p`.
+///
+/// No index appears twice in `reads` or twice in `writes`. The arrays are
+/// large enough for every kind: at most six reads (a guarded `st.v4` with
+/// an address register: guard, base, four sources) and four writes (an
+/// `ld.v4` or an unpacking `mov` into four registers). The compiler checks
+/// every kind's count against the arrays (see `gather`) in any build that
+/// calls [`operands`], the machine's tests included.
+#[allow(dead_code)] // The cycle model uses it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Operands {
     pub reads: [u32; 8],
@@ -34,37 +109,32 @@ pub(crate) struct Operands {
     pub writes: [u32; 4],
     pub write_count: u8,
 }
+
+#[allow(dead_code)] // The cycle model uses it.
 impl Operands {
+    /// The registers read, guard first, then the sources in operand order.
     pub fn reads(&self) -> &[u32] {
-        &self.reads[..self.read_count as usize]
+        &self.reads[..usize::from(self.read_count)]
     }
+
+    /// The registers written, in operand order.
     pub fn writes(&self) -> &[u32] {
-        &self.writes[..self.write_count as usize]
+        &self.writes[..usize::from(self.write_count)]
     }
 }
+
+/// What the cycle model needs of one instruction of a program.
+#[allow(dead_code)] // The cycle model uses it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct InstructionTiming {
     pub pipe: Pipe,
     pub operands: Operands,
 }
-pub(crate) fn pipe(kind: &Kind) -> Pipe {
-    match kind {
-        Kind::Fma { .. } | Kind::FloatBinary { .. } => Pipe::Fp32,
-        Kind::Load { .. } | Kind::Store { .. } | Kind::Atom { .. } => {
-            Pipe::Memory(MemoryPipe::Generic)
-        }
-        Kind::Barrier { .. } => Pipe::Barrier,
-        Kind::Fence => Pipe::Fence,
-        _ => Pipe::Integer,
-    }
-}
-pub(crate) fn operands(_instruction: &Instruction, _value_regs: u32) -> Operands {
-    Operands {
-        reads: [0; 8],
-        read_count: 0,
-        writes: [0; 4],
-        write_count: 0,
-    }
-}
+
+/// The pipe and operands of every instruction of `program`, by program
+/// counter (one per entry of `program.code`, the final implicit exit
+/// included).
+#[allow(dead_code)] // The cycle model uses it.
 pub(crate) fn instruction_timings(program: &Program) -> Vec<InstructionTiming> {
     program
         .code
@@ -74,4 +144,744 @@ pub(crate) fn instruction_timings(program: &Program) -> Vec<InstructionTiming> {
             operands: operands(instruction, program.value_regs),
         })
         .collect()
+}
+
+/// The memory pipe of an access to `space`.
+fn memory_pipe(space: StateSpace) -> MemoryPipe {
+    match space {
+        StateSpace::Shared => MemoryPipe::Shared,
+        StateSpace::Global => MemoryPipe::Global,
+        StateSpace::Local => MemoryPipe::Local,
+        StateSpace::Param => MemoryPipe::Param,
+        StateSpace::Const => MemoryPipe::Const,
+        StateSpace::Generic => MemoryPipe::Generic,
+    }
+}
+
+/// The pipe of an operation on a float of type `ty` that runs on the float
+/// units (not a sequence): FP32 or FP64.
+fn float_pipe(ty: FloatType) -> Pipe {
+    match ty {
+        FloatType::F32 => Pipe::Fp32,
+        FloatType::F64 => Pipe::Fp64,
+    }
+}
+
+/// The pipe of a comparison of numbers of type `ty`.
+fn compare_pipe(ty: NumberType) -> Pipe {
+    match ty {
+        NumberType::Int(_) => Pipe::Integer,
+        NumberType::Float(float) => float_pipe(float),
+    }
+}
+
+/// The execution pipe `kind` issues to.
+///
+/// Every match here lists its variants in full, with no catch-all arm, so
+/// that a new kind or operation does not compile until someone decides
+/// where it runs.
+#[allow(dead_code)] // The cycle model uses it.
+pub(crate) fn pipe(kind: &Kind) -> Pipe {
+    match *kind {
+        Kind::IntBinary { op, .. } => match op {
+            IntBinary::Add
+            | IntBinary::Sub
+            | IntBinary::Min
+            | IntBinary::Max
+            | IntBinary::And
+            | IntBinary::Or
+            | IntBinary::Xor
+            | IntBinary::Shl
+            | IntBinary::Shr => Pipe::Integer,
+            IntBinary::MulLo | IntBinary::MulHi | IntBinary::MulWide => Pipe::IntegerMultiply,
+            // No GPU divides integers in one instruction: ptxas emits a
+            // reciprocal estimate and a correction of a dozen or more
+            // instructions.
+            IntBinary::Div | IntBinary::Rem => Pipe::Division,
+        },
+        Kind::FloatBinary { op, ty, .. } => match op {
+            FloatBinary::Add
+            | FloatBinary::Sub
+            | FloatBinary::Mul
+            | FloatBinary::Min
+            | FloatBinary::Max => float_pipe(ty),
+            // The parser keeps no trace of `.approx` and `.full`, so every
+            // `div.f32` is taken to be the IEEE `div.rn.f32` that CUDA
+            // compiles `/` to without `-use_fast_math`, a sequence.
+            FloatBinary::Div => Pipe::Division,
+        },
+        Kind::IntUnary { .. } => Pipe::Integer,
+        Kind::FloatUnary { op, ty, .. } => match (op, ty) {
+            (FloatUnary::Neg | FloatUnary::Abs, _) => float_pipe(ty),
+            // `rsqrt`, `ex2`, `lg2`, `sin` and `cos` exist in PTX for `f32`
+            // only as `.approx`, which is one `MUFU` instruction.
+            (
+                FloatUnary::Rsqrt
+                | FloatUnary::Ex2
+                | FloatUnary::Lg2
+                | FloatUnary::Sin
+                | FloatUnary::Cos,
+                FloatType::F32,
+            ) => Pipe::Sfu,
+            // `sqrt.f32` and `rcp.f32` may be `.approx` (one `MUFU`) or
+            // `.rn` (a sequence around one), but lowering cannot tell them
+            // apart: they are taken to be the IEEE forms that CUDA emits by
+            // default, as the machine computes them.
+            (FloatUnary::Sqrt | FloatUnary::Rcp, FloatType::F32) => Pipe::Division,
+            // In `f64` every one of these is a sequence: a `MUFU` estimate
+            // of the high word refined by FP64 fused multiply-adds. (The
+            // verifier lets only `sqrt`, `rcp` and `rsqrt` through for
+            // `f64`.)
+            (
+                FloatUnary::Sqrt
+                | FloatUnary::Rcp
+                | FloatUnary::Rsqrt
+                | FloatUnary::Ex2
+                | FloatUnary::Lg2
+                | FloatUnary::Sin
+                | FloatUnary::Cos,
+                FloatType::F64,
+            ) => Pipe::Division,
+        },
+        Kind::IntMulAdd { .. } | Kind::Mul24 { .. } => Pipe::IntegerMultiply,
+        Kind::Fma { ty, .. } => float_pipe(ty),
+        Kind::CvtHalf { .. }
+        | Kind::CvtToBf16 { .. }
+        | Kind::CvtFromBf16 { .. }
+        | Kind::CvtPair { .. }
+        | Kind::Cvt { .. } => Pipe::Conversion,
+        Kind::HalfBinary { .. }
+        | Kind::HalfUnary { .. }
+        | Kind::HalfFma { .. }
+        | Kind::Bf16Binary { .. }
+        | Kind::Bf16Unary { .. }
+        | Kind::Bf16Fma { .. }
+        | Kind::Bf16Setp { .. }
+        | Kind::HalfSet { .. }
+        | Kind::HalfSetp { .. } => Pipe::Half,
+        Kind::SatS32 { op, .. } => match op {
+            SatOp::Add | SatOp::Sub => Pipe::Integer,
+            // `mad.hi.sat.s32` multiplies (lowering makes no `Mul` for
+            // `s32`, but the semantics would run it as `MulAdd`).
+            SatOp::Mul | SatOp::MulAdd => Pipe::IntegerMultiply,
+        },
+        Kind::SatF32 { .. } | Kind::FmaDirected { .. } => Pipe::Fp32,
+        Kind::Setp { ty, .. } => compare_pipe(ty),
+        Kind::Set { ty, half, .. } => match half {
+            Some(_) => Pipe::Half,
+            None => compare_pipe(ty),
+        },
+        Kind::Testp { ty, .. } | Kind::CopySign { ty, .. } => float_pipe(ty),
+        Kind::Selp { .. }
+        | Kind::PredBinary { .. }
+        | Kind::Sad { .. }
+        | Kind::BitFieldExtract { .. }
+        | Kind::BitFieldInsert { .. }
+        | Kind::Permute { .. }
+        | Kind::ActiveMask { .. }
+        | Kind::FunnelShift { .. }
+        | Kind::Lop3 { .. }
+        | Kind::Pack { .. }
+        | Kind::Unpack { .. }
+        | Kind::Cvta { .. } => Pipe::Integer,
+        Kind::Load { space, .. } | Kind::Store { space, .. } | Kind::Atom { space, .. } => {
+            Pipe::Memory(memory_pipe(space))
+        }
+        Kind::Barrier { .. } => Pipe::Barrier,
+        Kind::Fence => Pipe::Fence,
+        Kind::Shuffle { .. } | Kind::Vote { .. } | Kind::Redux { .. } | Kind::Match { .. } => {
+            Pipe::WarpShuffle
+        }
+        Kind::ReadClock { .. }
+        | Kind::WarpSync { .. }
+        | Kind::Branch { .. }
+        | Kind::Exit
+        | Kind::Printf { .. }
+        | Kind::AssertFail { .. }
+        | Kind::Trap
+        | Kind::Nop => Pipe::Control,
+    }
+}
+
+/// The first `count` registers of a vector operand (the slots past it hold
+/// 0 and are not used).
+fn first(registers: [ValueReg; 4], count: u8) -> [Option<u32>; 4] {
+    let mut slots = [None; 4];
+    for (index, (slot, register)) in slots.iter_mut().zip(registers).enumerate() {
+        if index < usize::from(count) {
+            *slot = Some(register);
+        }
+    }
+    slots
+}
+
+/// Gathers the guard and the `reads` and `writes` that are present into
+/// [`Operands`], leaving out repeated registers.
+///
+/// The sizes of the arrays are the most registers each kind can name, so
+/// the checks below, which the compiler makes for every size `operands`
+/// passes, prove that no kind overflows [`Operands`]: the guard and at
+/// most seven other reads, at most four writes. A kind that named more
+/// would not compile.
+fn gather<const READS: usize, const WRITES: usize>(
+    guard: Option<u32>,
+    reads: [Option<u32>; READS],
+    writes: [Option<u32>; WRITES],
+) -> Operands {
+    const {
+        assert!(
+            READS < 8,
+            "a kind reads at most seven registers besides its guard"
+        );
+        assert!(WRITES <= 4, "a kind writes at most four registers");
+    }
+    let mut operands = Operands {
+        reads: [0; 8],
+        read_count: 0,
+        writes: [0; 4],
+        write_count: 0,
+    };
+    for register in std::iter::once(guard).chain(reads).flatten() {
+        if !operands.reads().contains(&register) {
+            operands.reads[usize::from(operands.read_count)] = register;
+            operands.read_count += 1;
+        }
+    }
+    for register in writes.into_iter().flatten() {
+        if !operands.writes().contains(&register) {
+            operands.writes[usize::from(operands.write_count)] = register;
+            operands.write_count += 1;
+        }
+    }
+    operands
+}
+
+/// The registers `instruction` reads and writes, in the index space of
+/// [`Operands`] (`value_regs` is the program's number of value registers).
+///
+/// Hidden registers (literals, special registers, variable addresses) are
+/// value registers like any other: they are filled when a warp starts and
+/// never written, so they never hold an instruction back.
+#[allow(dead_code)] // The cycle model uses it.
+pub(crate) fn operands(instruction: &Instruction, value_regs: u32) -> Operands {
+    let value = Some;
+    let predicate = |register: u32| Some(value_regs + register);
+    // Every lane's guard bit is read before the instruction does anything.
+    let guard = instruction.guard.map(|guard| value_regs + guard.pred);
+    match instruction.kind {
+        Kind::IntBinary { dst, a, b, .. }
+        | Kind::FloatBinary { dst, a, b, .. }
+        | Kind::HalfBinary { dst, a, b, .. }
+        | Kind::Bf16Binary { dst, a, b, .. }
+        | Kind::CvtPair { dst, a, b, .. }
+        | Kind::Mul24 { dst, a, b, .. }
+        | Kind::CopySign { dst, a, b, .. } => gather(guard, [value(a), value(b)], [value(dst)]),
+        Kind::IntUnary { dst, a, .. }
+        | Kind::FloatUnary { dst, a, .. }
+        | Kind::HalfUnary { dst, a, .. }
+        | Kind::Bf16Unary { dst, a, .. } => gather(guard, [value(a)], [value(dst)]),
+        Kind::CvtHalf { dst, src, .. }
+        | Kind::CvtToBf16 { dst, src, .. }
+        | Kind::CvtFromBf16 { dst, src, .. }
+        | Kind::Cvt { dst, src, .. }
+        | Kind::Cvta { dst, src, .. } => gather(guard, [value(src)], [value(dst)]),
+        Kind::IntMulAdd { dst, a, b, c, .. }
+        | Kind::Fma { dst, a, b, c, .. }
+        | Kind::HalfFma { dst, a, b, c, .. }
+        | Kind::Bf16Fma { dst, a, b, c, .. }
+        | Kind::FmaDirected { dst, a, b, c, .. }
+        | Kind::Sad { dst, a, b, c, .. }
+        | Kind::FunnelShift { dst, a, b, c, .. }
+        | Kind::Lop3 { dst, a, b, c, .. } => {
+            gather(guard, [value(a), value(b), value(c)], [value(dst)])
+        }
+        Kind::BitFieldExtract {
+            dst,
+            a,
+            position,
+            length,
+            ..
+        } => gather(
+            guard,
+            [value(a), value(position), value(length)],
+            [value(dst)],
+        ),
+        Kind::BitFieldInsert {
+            dst,
+            field,
+            base,
+            position,
+            length,
+            ..
+        } => gather(
+            guard,
+            [value(field), value(base), value(position), value(length)],
+            [value(dst)],
+        ),
+        Kind::Permute {
+            dst,
+            a,
+            b,
+            selector,
+        } => gather(guard, [value(a), value(b), value(selector)], [value(dst)]),
+        // The `c` of a saturating instruction is read only by the forms
+        // whose semantics take three operands; lowering fills it with `a`
+        // for the others.
+        Kind::SatS32 { op, dst, a, b, c } => {
+            let three = matches!(op, SatOp::Mul | SatOp::MulAdd);
+            gather(
+                guard,
+                [value(a), value(b), three.then_some(c)],
+                [value(dst)],
+            )
+        }
+        Kind::SatF32 { op, dst, a, b, c } => {
+            let three = op == SatOp::MulAdd;
+            gather(
+                guard,
+                [value(a), value(b), three.then_some(c)],
+                [value(dst)],
+            )
+        }
+        // Comparisons into predicates: `setp d|q, a, b, op, c` reads the
+        // predicate `c` it combines with and writes one or two predicates.
+        Kind::Setp {
+            dst,
+            dst_not,
+            a,
+            b,
+            combine,
+            ..
+        }
+        | Kind::Bf16Setp {
+            dst,
+            dst_not,
+            a,
+            b,
+            combine,
+            ..
+        }
+        | Kind::HalfSetp {
+            dst,
+            dst_not,
+            a,
+            b,
+            combine,
+            ..
+        } => gather(
+            guard,
+            [
+                value(a),
+                value(b),
+                combine.and_then(|(_, register, _)| predicate(register)),
+            ],
+            [predicate(dst), dst_not.and_then(predicate)],
+        ),
+        // Comparisons into value registers, combined with a predicate too.
+        Kind::Set {
+            dst, a, b, combine, ..
+        }
+        | Kind::HalfSet {
+            dst, a, b, combine, ..
+        } => gather(
+            guard,
+            [
+                value(a),
+                value(b),
+                combine.and_then(|(_, register, _)| predicate(register)),
+            ],
+            [value(dst)],
+        ),
+        Kind::Testp { dst, a, .. } => gather(guard, [value(a)], [predicate(dst)]),
+        Kind::Selp {
+            dst, a, b, cond, ..
+        } => gather(guard, [value(a), value(b), predicate(cond)], [value(dst)]),
+        Kind::PredBinary {
+            dst,
+            a,
+            a_negated,
+            b,
+            b_negated,
+            ..
+        } => {
+            // `mov.pred p, 1` and `mov.pred p, 0` are lowered to `p or !p`
+            // and `p and !p`: a register combined with its own negation
+            // gives the same result whatever it holds, so it is not a
+            // dependency.
+            let constant = a == b && a_negated != b_negated;
+            let sources = if constant {
+                [None, None]
+            } else {
+                [predicate(a), predicate(b)]
+            };
+            gather(guard, sources, [predicate(dst)])
+        }
+        Kind::ReadClock { dst, .. } | Kind::ActiveMask { dst } => gather(guard, [], [value(dst)]),
+        // A load reads its address register and writes the first `count`
+        // registers of its vector; a store reads both.
+        Kind::Load {
+            dst, count, addr, ..
+        } => gather(guard, [addr.base], first(dst, count)),
+        Kind::Store {
+            src, count, addr, ..
+        } => {
+            let [first_source, second, third, fourth] = first(src, count);
+            gather(guard, [addr.base, first_source, second, third, fourth], [])
+        }
+        // `atom` reads its address, its operand and the second operand of
+        // `cas`; it writes the old value unless it is a `red`.
+        Kind::Atom {
+            dst, addr, a, b, ..
+        } => gather(guard, [addr.base, value(a), b], [dst]),
+        // The barrier's number and thread count, and the predicate `bar.red`
+        // reduces; `bar.red.popc` writes a count into a value register,
+        // `bar.red.and` and `.or` a predicate (warp.rs, where a path leaves
+        // the barrier).
+        Kind::Barrier {
+            id,
+            count,
+            reduction,
+            ..
+        } => {
+            let reduced = reduction.and_then(|reduction| predicate(reduction.pred));
+            let result = reduction.map(|reduction| match reduction.reduction {
+                BarrierReduction::Popc => reduction.dst,
+                BarrierReduction::And | BarrierReduction::Or => value_regs + reduction.dst,
+            });
+            gather(guard, [value(id), count, reduced], [result])
+        }
+        Kind::WarpSync { mask } => gather(guard, [value(mask)], []),
+        Kind::Fence | Kind::Branch { .. } | Kind::Exit | Kind::Trap | Kind::Nop => {
+            gather(guard, [], [])
+        }
+        // `shfl.sync d|p, a, b, c, mask`: the predicate says whether the
+        // source lane was in range.
+        Kind::Shuffle {
+            dst,
+            dst_pred,
+            a,
+            b,
+            c,
+            mask,
+            ..
+        } => gather(
+            guard,
+            [value(a), value(b), value(c), value(mask)],
+            [value(dst), dst_pred.and_then(predicate)],
+        ),
+        // `vote.ballot` gives a lane mask in a value register; `vote.all`,
+        // `.any` and `.uni` a predicate (warp_sync.rs, `vote`).
+        Kind::Vote {
+            mode,
+            dst,
+            pred,
+            mask,
+            ..
+        } => {
+            let result = match mode {
+                VoteMode::Ballot => value(dst),
+                VoteMode::All | VoteMode::Any | VoteMode::Uniform => predicate(dst),
+            };
+            gather(guard, [predicate(pred), value(mask)], [result])
+        }
+        Kind::Redux { dst, a, mask, .. } => gather(guard, [value(a), value(mask)], [value(dst)]),
+        Kind::Match {
+            dst,
+            dst_pred,
+            a,
+            mask,
+            ..
+        } => gather(
+            guard,
+            [value(a), value(mask)],
+            [value(dst), dst_pred.and_then(predicate)],
+        ),
+        Kind::Pack {
+            count, dst, src, ..
+        } => gather(guard, first(src, count), [value(dst)]),
+        // Only the elements kept (not the sink `_`) are written.
+        Kind::Unpack {
+            count,
+            keep,
+            dst,
+            src,
+            ..
+        } => {
+            let mut written = first(dst, count);
+            for (index, slot) in written.iter_mut().enumerate() {
+                if keep >> index & 1 == 0 {
+                    *slot = None;
+                }
+            }
+            gather(guard, [value(src)], written)
+        }
+        // `printf` writes the number of arguments it took, when asked.
+        Kind::Printf {
+            dst,
+            format,
+            arguments,
+        } => gather(guard, [value(format), value(arguments)], [dst]),
+        Kind::AssertFail {
+            message,
+            file,
+            line,
+            function,
+        } => gather(
+            guard,
+            [value(message), value(file), value(line), value(function)],
+            [],
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::program::{LoweredAddress, LoweredGuard, MemoryValue};
+    use std::path::{Path, PathBuf};
+
+    fn lower(source: &str) -> Program {
+        let module = warpsim_ir::parse_and_verify("test.kir", source).expect("it verifies");
+        Program::lower(&module, warpsim_ir::KernelId(0)).expect("it lowers")
+    }
+
+    /// The timing of the first instruction of `body` in a kernel that
+    /// declares the registers of [`KERNEL_HEAD`], with the program's
+    /// number of value registers.
+    fn first_of(body: &str) -> (Program, InstructionTiming) {
+        let program = lower(&format!("{KERNEL_HEAD}{body}\n}}\n"));
+        let timing = instruction_timings(&program)[0];
+        (program, timing)
+    }
+
+    /// Value registers %a %b %c %d (0 to 3), %x %y (4, 5), %w %v (6, 7),
+    /// %o (8); predicates %p %q %r (0 to 2).
+    const KERNEL_HEAD: &str = ".kernel k(.param .u64 OUT)\n{\n    .reg .f32 %a, %b, %c, %d;\n    .reg .f64 %x, %y;\n    .reg .u32 %w, %v;\n    .reg .u64 %o;\n    .reg .pred %p, %q, %r;\n";
+
+    #[test]
+    fn fma_reads_its_three_sources_and_writes_its_destination_on_fp32() {
+        let (program, timing) = first_of("fma.rn.f32 %d, %a, %b, %c;");
+        assert_eq!(program.value_regs, 9);
+        assert_eq!(timing.pipe, Pipe::Fp32);
+        assert_eq!(timing.operands.reads(), [0, 1, 2]);
+        assert_eq!(timing.operands.writes(), [3]);
+    }
+
+    #[test]
+    fn a_guarded_instruction_reads_its_guard_predicate_after_the_value_registers() {
+        let (program, timing) = first_of("@!%q add.f32 %d, %a, %b;");
+        assert_eq!(program.value_regs, 9);
+        assert_eq!(timing.pipe, Pipe::Fp32);
+        assert_eq!(timing.operands.reads(), [9 + 1, 0, 1]);
+        assert_eq!(timing.operands.writes(), [3]);
+    }
+
+    #[test]
+    fn setp_writes_predicates_and_reads_the_one_it_combines_with() {
+        let (_, timing) = first_of("setp.lt.and.f32 %p|%q, %a, %b, %r;");
+        assert_eq!(timing.pipe, Pipe::Fp32);
+        assert_eq!(timing.operands.reads(), [0, 1, 9 + 2]);
+        assert_eq!(timing.operands.writes(), [9, 9 + 1]);
+        let (_, timing) = first_of("setp.ne.u32 %r, %w, %v;");
+        assert_eq!(timing.pipe, Pipe::Integer);
+        assert_eq!(timing.operands.reads(), [6, 7]);
+        assert_eq!(timing.operands.writes(), [9 + 2]);
+    }
+
+    #[test]
+    fn a_store_reads_its_address_and_its_sources_and_writes_nothing() {
+        let (_, timing) = first_of("st.global.v2.f32 [%o+8], {%c, %a};");
+        assert_eq!(timing.pipe, Pipe::Memory(MemoryPipe::Global));
+        assert_eq!(timing.operands.reads(), [8, 2, 0]);
+        assert_eq!(timing.operands.writes(), []);
+        let (_, timing) = first_of("@%p ld.shared.f32 %a, [%w];");
+        assert_eq!(timing.pipe, Pipe::Memory(MemoryPipe::Shared));
+        assert_eq!(timing.operands.reads(), [9, 6]);
+        assert_eq!(timing.operands.writes(), [0]);
+    }
+
+    #[test]
+    fn the_fullest_store_reads_six_registers() {
+        // Built by hand, as a verifier-approved `st.v4` of four different
+        // registers through a guard: the most reads any kind can have.
+        let instruction = Instruction {
+            guard: Some(LoweredGuard {
+                pred: 3,
+                negated: false,
+            }),
+            kind: Kind::Store {
+                space: StateSpace::Generic,
+                value: MemoryValue {
+                    size: 4,
+                    sign_extend: false,
+                    register_bits: 32,
+                },
+                src: [10, 11, 12, 13],
+                count: 4,
+                addr: LoweredAddress {
+                    base: Some(7),
+                    base_bits: 64,
+                    offset: 0,
+                },
+            },
+        };
+        let operands = operands(&instruction, 20);
+        assert_eq!(operands.reads(), [23, 7, 10, 11, 12, 13]);
+        assert_eq!(operands.writes(), []);
+        assert_eq!(pipe(&instruction.kind), Pipe::Memory(MemoryPipe::Generic));
+    }
+
+    #[test]
+    fn pipes_of_f64_transcendentals_and_division() {
+        let (_, timing) = first_of("add.f64 %x, %x, %y;");
+        assert_eq!(timing.pipe, Pipe::Fp64);
+        assert_eq!(timing.operands.reads(), [4, 5]);
+        assert_eq!(timing.operands.writes(), [4]);
+        let (_, timing) = first_of("ex2.approx.f32 %b, %a;");
+        assert_eq!(timing.pipe, Pipe::Sfu);
+        assert_eq!(timing.operands.reads(), [0]);
+        assert_eq!(timing.operands.writes(), [1]);
+        let (_, timing) = first_of("div.s32 %w, %w, %v;");
+        assert_eq!(timing.pipe, Pipe::Division);
+        assert_eq!(timing.operands.reads(), [6, 7]);
+        assert_eq!(timing.operands.writes(), [6]);
+        let (_, timing) = first_of("sqrt.rn.f64 %x, %y;");
+        assert_eq!(timing.pipe, Pipe::Division);
+        let (_, timing) = first_of("mul.lo.u32 %w, %w, %v;");
+        assert_eq!(timing.pipe, Pipe::IntegerMultiply);
+        let (_, timing) = first_of("cvt.rn.f32.f64 %a, %x;");
+        assert_eq!(timing.pipe, Pipe::Conversion);
+        assert_eq!(timing.operands.reads(), [4]);
+        assert_eq!(timing.operands.writes(), [0]);
+    }
+
+    #[test]
+    fn ballot_writes_a_value_register_and_any_a_predicate() {
+        let (_, timing) = first_of("vote.sync.ballot.b32 %w, %p, 0xffffffff;");
+        assert_eq!(timing.pipe, Pipe::WarpShuffle);
+        // The mask, a literal, is hidden register 9; the predicates start
+        // after it.
+        assert_eq!(timing.operands.reads(), [10, 9]);
+        assert_eq!(timing.operands.writes(), [6]);
+        let (program, timing) = first_of("vote.sync.any.pred %q, %p, %v;");
+        assert_eq!(program.value_regs, 9);
+        assert_eq!(timing.pipe, Pipe::WarpShuffle);
+        assert_eq!(timing.operands.reads(), [9, 7]);
+        assert_eq!(timing.operands.writes(), [9 + 1]);
+    }
+
+    #[test]
+    fn a_predicate_set_to_a_constant_reads_nothing() {
+        let (_, timing) = first_of("mov.pred %p, 1;");
+        assert_eq!(timing.pipe, Pipe::Integer);
+        assert_eq!(timing.operands.reads(), []);
+        assert_eq!(timing.operands.writes(), [9]);
+        let (_, timing) = first_of("not.pred %p, %q;");
+        assert_eq!(timing.operands.reads(), [9 + 1]);
+        assert_eq!(timing.operands.writes(), [9]);
+    }
+
+    #[test]
+    fn unpacking_writes_only_the_elements_it_keeps() {
+        let (_, timing) = first_of("mov.b64 {%w, _}, %o;");
+        assert_eq!(timing.pipe, Pipe::Integer);
+        assert_eq!(timing.operands.reads(), [8]);
+        assert_eq!(timing.operands.writes(), [6]);
+    }
+
+    #[test]
+    fn the_implicit_exit_is_control_and_touches_no_register() {
+        let (program, _) = first_of("exit;");
+        let timings = instruction_timings(&program);
+        assert_eq!(timings.len(), program.code.len());
+        let last = timings.last().expect("the implicit exit");
+        assert_eq!(last.pipe, Pipe::Control);
+        assert_eq!(last.operands.reads(), []);
+        assert_eq!(last.operands.writes(), []);
+    }
+
+    /// Every `.kir` and `.ptx` file under `dir`, recursively.
+    fn sources(dir: &Path, found: &mut Vec<PathBuf>) {
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
+            .expect("the programs directory is readable")
+            .map(|entry| entry.expect("a directory entry").path())
+            .collect();
+        entries.sort();
+        for path in entries {
+            if path.is_dir() {
+                sources(&path, found);
+            } else if matches!(
+                path.extension().and_then(|extension| extension.to_str()),
+                Some("kir" | "ptx")
+            ) {
+                found.push(path);
+            }
+        }
+    }
+
+    #[test]
+    fn every_kernel_of_the_programs_has_operands_in_range() {
+        let programs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../programs");
+        let mut files = Vec::new();
+        sources(&programs, &mut files);
+        let (mut kernels, mut instructions, mut memory) = (0, 0, 0);
+        for path in &files {
+            let text = std::fs::read_to_string(path).expect("a committed program");
+            let name = path.display().to_string();
+            let module = if name.ends_with(".ptx") {
+                warpsim_ir::parse_ptx(&name, &text).map_err(|error| error.to_string())
+            } else {
+                warpsim_ir::parse_module(&name, &text).map_err(|error| error.to_string())
+            }
+            .unwrap_or_else(|error| panic!("{name} does not parse: {error}"));
+            warpsim_ir::verify_module(&module)
+                .unwrap_or_else(|error| panic!("{name} does not verify: {error}"));
+            // Both as written and with its shared accesses merged into
+            // vectors, as the driver does with code from NVCC.
+            let mut merged = module.clone();
+            warpsim_ir::merge::merge_accesses(&mut merged);
+            for module in [&module, &merged] {
+                for index in 0..module.kernels.len() {
+                    let program = Program::lower(module, warpsim_ir::KernelId(index as u32))
+                        .unwrap_or_else(|error| panic!("{name} does not lower: {error}"));
+                    kernels += 1;
+                    let registers = program.value_regs + program.pred_regs;
+                    let timings = instruction_timings(&program);
+                    assert_eq!(timings.len(), program.code.len());
+                    for (pc, (timing, instruction)) in timings.iter().zip(&program.code).enumerate()
+                    {
+                        instructions += 1;
+                        let operands = timing.operands;
+                        for &register in operands.reads().iter().chain(operands.writes()) {
+                            assert!(
+                                register < registers,
+                                "{name} {} pc {pc}: register {register} of {registers} in {operands:?}",
+                                program.kernel_name
+                            );
+                        }
+                        if let Some(guard) = instruction.guard {
+                            assert_eq!(operands.reads()[0], program.value_regs + guard.pred);
+                        }
+                        if matches!(
+                            instruction.kind,
+                            Kind::Load { .. } | Kind::Store { .. } | Kind::Atom { .. }
+                        ) {
+                            memory += 1;
+                            assert!(
+                                matches!(timing.pipe, Pipe::Memory(_)),
+                                "{name} pc {pc}: {:?} on {:?}",
+                                instruction.kind,
+                                timing.pipe
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        // The programs directory holds some two hundred kernels (each
+        // counted twice here); finding few would mean that the walk went
+        // wrong, not that all is well.
+        assert!(kernels >= 400, "only {kernels} kernels lowered");
+        assert!(instructions > 10_000 && memory > 1_000);
+    }
 }
