@@ -232,6 +232,8 @@ struct ResidentBlock<'a> {
     start: u64,
     live_warps: u32,
     blocked_warps: u32,
+    /// When the barrier unit has counted the arrivals so far.
+    barrier_counted: u64,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -395,6 +397,7 @@ impl<'a> Sm<'a> {
             start,
             live_warps: warp_count as u32,
             blocked_warps: 0,
+            barrier_counted: 0,
         });
         if self.cycle < start && !self.slots.iter().flatten().any(|block| block.start < start)
         {
@@ -586,15 +589,16 @@ impl<'a> Sm<'a> {
         let pipe = instruction.pipe;
         let cost = shared.costs.of(pipe);
         let sub_partition = timing.sub_partition as usize;
-        let port_free = self.sub_partitions[sub_partition].port_free[cost.port];
+        let ports = &self.sub_partitions[sub_partition].port_free;
+        let port_free = ports[cost.port];
         let (free, throttle) = match pipe {
             Pipe::Memory(MemoryPipe::Param | MemoryPipe::Const) => (cycle, StallReason::Wait),
-            Pipe::Memory(MemoryPipe::Shared) | Pipe::WarpShuffle => (
-                port_free.max(self.data_path_free.saturating_sub(MEMORY_QUEUE_CYCLES)),
+            Pipe::Memory(MemoryPipe::Shared | MemoryPipe::Generic) | Pipe::WarpShuffle => (
+                ports[PORT_MIO].max(self.data_path_free.saturating_sub(MEMORY_QUEUE_CYCLES)),
                 StallReason::MioThrottle,
             ),
             Pipe::Memory(_) => (
-                port_free.max(self.data_path_free.saturating_sub(MEMORY_QUEUE_CYCLES)),
+                ports[PORT_MIO].max(self.data_path_free.saturating_sub(MEMORY_QUEUE_CYCLES)),
                 StallReason::LgThrottle,
             ),
             _ => (port_free, StallReason::MathPipeThrottle),
@@ -613,6 +617,13 @@ impl<'a> Sm<'a> {
         timing.earliest = cycle + 1;
         timing.last_pc = pc;
         let generations = block.runner.barrier_generations();
+        if pipe == Pipe::Barrier {
+            // The barrier unit counts one warp's arrival per
+            // `barrier_latency_per_warp` cycles (programs/timing: a barrier
+            // costs 13.3 cycles plus 2 per warp of the block).
+            block.barrier_counted = block.barrier_counted.max(cycle)
+                + u64::from(shared.costs.config.barrier_latency_per_warp);
+        }
         block.runner.swap_stats(stats);
         let result = block
             .runner
@@ -628,11 +639,16 @@ impl<'a> Sm<'a> {
         let block = self.slots[slot].as_mut().expect("resident");
         if block.runner.barrier_generations() != generations {
             // A barrier opened (the last arrival, or an exit that made the
-            // arrived threads enough): its warps go on after the release.
-            let costs = &shared.costs.config;
-            let release = u64::from(costs.barrier_latency)
-                + u64::from(costs.barrier_latency_per_warp) * (block.warps.len() as u64 - 1);
-            self.wake_blocked(shared, stats, slot, cycle, release);
+            // arrived threads enough): its warps, the last to arrive
+            // included, go on once the unit has counted every arrival and
+            // the release has reached them.
+            let release = block.barrier_counted + u64::from(shared.costs.config.barrier_latency);
+            if pipe == Pipe::Barrier {
+                let timing = &mut block.warps[warp_index];
+                timing.earliest = timing.earliest.max(release);
+                stall(stats, timing, pc, StallReason::Barrier, release);
+            }
+            self.wake_blocked(shared, stats, slot, cycle, release - cycle);
         }
         Attempt::Issued
     }
@@ -720,13 +736,11 @@ impl<'a> Sm<'a> {
         if wavefronts.wavefronts > 0 {
             let count = u64::from(wavefronts.wavefronts);
             let per_cycle = u64::from(config.shared_wavefronts_per_cycle.max(1));
-            let start = cycle
-                .max(self.data_path_free)
-                .max(self.sub_partitions[sub_partition].port_free[PORT_MIO]);
+            let start = cycle.max(self.data_path_free);
             self.data_path_free = start + count.div_ceil(per_cycle);
             // One sub-partition's requests go through at half the SM's rate
             // (programs/timing: one warp gets a wavefront per 2 cycles).
-            self.sub_partitions[sub_partition].port_free[PORT_MIO] = start + 2 * count;
+            self.sub_partitions[sub_partition].port_free[PORT_MIO] = cycle + 2 * count;
             latency = start - cycle
                 + u64::from(config.shared_latency)
                 + u64::from(config.shared_latency_per_extra_wavefront) * (count - 1);
