@@ -116,6 +116,16 @@ impl InstrStats {
         self.conflict_cycles += other.conflict_cycles;
     }
 
+    /// The counters alone, without the timing model's stalls and conflict
+    /// cycles (what the machine counts the same under any timing).
+    pub fn counters(&self) -> InstrStats {
+        InstrStats {
+            stalls: [0; StallReason::COUNT],
+            conflict_cycles: 0,
+            ..*self
+        }
+    }
+
     /// Warp-cycles this instruction was next to issue, issue cycles included.
     pub fn warp_cycles(&self) -> u64 {
         self.stalls.iter().sum()

@@ -521,7 +521,10 @@ fn a_branch_to_the_end_of_the_kernel_exits() {
     assert_eq!(out.stats("@store"), global(1, 22, 3));
     // The implicit exit after the last instruction runs for both paths.
     let exit = out.program.code.len() - 1;
-    assert_eq!(out.outcome.stats.per_instruction[exit], counts(2, 32));
+    assert_eq!(
+        out.outcome.stats.per_instruction[exit].counters(),
+        counts(2, 32)
+    );
 }
 
 // if (lane < 16) { if (lane == 3) return; } JOIN: one shared store per warp.

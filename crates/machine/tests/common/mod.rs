@@ -307,9 +307,10 @@ impl Outcome {
         pc_of(&self.source, &self.program, marker)
     }
 
-    /// The counters of the instruction on the line containing `marker`.
+    /// The counters of the instruction on the line containing `marker`
+    /// (without the timing model's stalls, which `tests/timing.rs` checks).
     pub fn stats(&self, marker: &str) -> InstrStats {
-        self.outcome.stats.per_instruction[self.pc(marker) as usize]
+        self.outcome.stats.per_instruction[self.pc(marker) as usize].counters()
     }
 
     pub fn executed(&self, marker: &str) -> u64 {
