@@ -324,6 +324,7 @@ mod tests {
                 },
                 ..Default::default()
             },
+            timing: None,
         }
     }
 
@@ -343,6 +344,7 @@ mod tests {
             error: None,
             blocks_run: 1,
             failed_blocks: 0,
+            timing: None,
             lines: Report::rollup(&instructions),
             instructions,
             totals: Default::default(),

@@ -325,19 +325,24 @@ impl crate::PreparedLaunch {
             keep_going: true,
             ..Default::default()
         };
-        self.check_with(host_threads, &control)
+        let options = crate::RunOptions {
+            host_threads,
+            ..crate::RunOptions::default()
+        };
+        self.check_with(options, &control)
     }
 
-    /// [`crate::PreparedLaunch::check`], watched and stopped through `control`.
+    /// [`crate::PreparedLaunch::check`] as `options` say (host threads, the
+    /// timeline; the initialization checker runs whatever they say),
+    /// watched and stopped through `control`.
     pub fn check_with(
         &self,
-        host_threads: usize,
+        options: crate::RunOptions,
         control: &crate::RunControl,
     ) -> Result<(crate::RunResult, CheckOutcome), crate::InputError> {
         let options = crate::RunOptions {
-            host_threads,
             check_initialization: true,
-            timeline: false,
+            ..options
         };
         let mut result = self.run_machine(options, control)?;
         let mut findings = self.static_findings();

@@ -23,6 +23,7 @@ pub mod nvjitlink;
 pub mod nvrtc;
 pub mod registers;
 pub mod report;
+pub mod timeline;
 pub mod toml_file;
 
 use std::path::{Path, PathBuf};
@@ -177,6 +178,12 @@ pub struct RunResult {
     /// What the kernel's `printf` calls printed, byte for byte (the report
     /// holds it as text).
     pub printed: Vec<u8>,
+    /// What the timing model measured, when it ran (the report shows it).
+    pub timing: Option<warpsim_machine::timing::LaunchTiming>,
+    /// What each SM held over time, when [`RunOptions::timeline`] asked for
+    /// it and the machine recorded it ([`PreparedLaunch::trace`] writes it
+    /// out).
+    pub timeline: Option<warpsim_machine::timing::Timeline>,
 }
 
 impl RunResult {
@@ -780,22 +787,34 @@ impl PreparedLaunch {
 
     /// Runs the kernel on `host_threads` threads (0: all cores).
     pub fn execute(&self, host_threads: usize) -> Result<RunResult, InputError> {
-        self.execute_with(host_threads, &RunControl::default())
-    }
-
-    /// [`PreparedLaunch::execute`], watched and stopped through `control`
-    /// (a progress display, Ctrl-C, `--keep-going`).
-    pub fn execute_with(
-        &self,
-        host_threads: usize,
-        control: &RunControl,
-    ) -> Result<RunResult, InputError> {
         let options = RunOptions {
             host_threads,
-            check_initialization: false,
-            timeline: false,
+            ..RunOptions::default()
         };
+        self.execute_with(options, &RunControl::default())
+    }
+
+    /// [`PreparedLaunch::execute`] as `options` say (host threads, the
+    /// initialization checker, the timeline), watched and stopped through
+    /// `control` (a progress display, Ctrl-C, `--keep-going`).
+    pub fn execute_with(
+        &self,
+        options: RunOptions,
+        control: &RunControl,
+    ) -> Result<RunResult, InputError> {
         self.run_machine(options, control)
+    }
+
+    /// The run's timeline as a Chrome trace ([`timeline`]), times at the
+    /// launch's clock: the timing model's, or the machine file's when the
+    /// model did not run. Without a timeline the trace has no events and
+    /// says why.
+    pub fn trace(&self, result: &RunResult) -> timeline::Trace {
+        let clock_mhz = result
+            .timing
+            .as_ref()
+            .map_or(self.config.timing.clock_mhz, |timing| timing.clock_mhz);
+        timeline::Trace::new(&self.kernel_name, clock_mhz, result.timeline.as_ref())
     }
 
     /// Runs the kernel as `options` say (the initialization checker's
@@ -849,6 +868,7 @@ impl PreparedLaunch {
             interrupted: outcome.interrupted,
             printf_output: String::from_utf8_lossy(&outcome.printed).into_owned(),
             printf_dropped_bytes: outcome.printed_dropped,
+            timing: outcome.timing.as_ref(),
         });
         let findings = outcome
             .findings
@@ -867,6 +887,8 @@ impl PreparedLaunch {
             memory,
             buffer_types: self.buffers.iter().map(|plan| plan.element).collect(),
             printed: outcome.printed,
+            timing: outcome.timing,
+            timeline: outcome.timeline,
         })
     }
 }

@@ -3,13 +3,20 @@
 //! totals under the names nvprof and Nsight Compute give them
 //! (`shared_ld_bank_conflict` beside
 //! `l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum`, and so on).
+//! When the timing model ran, the report also carries its figures: the
+//! launch's cycles, IPC and occupancy, and per instruction and row where
+//! the warps waited (Nsight Compute's warp states) and what bank conflicts
+//! cost in cycles. Without it the report is what it was before the model.
 //! The JSON form is a contract (issue 2); the table is for people.
 
 use std::collections::HashMap;
 use std::fmt::Write;
 
-use serde::Serialize;
+use serde::ser::SerializeMap;
+use serde::{Serialize, Serializer};
 use warpsim_ir::{instruction_text, Kernel, MemoryAccessKind, Module, StateSpace};
+use warpsim_machine::stats::StallReason;
+use warpsim_machine::timing::LaunchTiming;
 use warpsim_machine::{InstrStats, RunStats};
 
 use crate::locations::InlinedFrom;
@@ -33,9 +40,15 @@ pub struct InstructionReport {
     /// ld, st, atom, red; `null` for non-memory instructions.
     pub op: Option<MemoryAccessKind>,
     /// What the instruction did over the launch. A generic access counts
-    /// a shared or global request where its addresses resolved.
-    #[serde(flatten)]
+    /// a shared or global request where its addresses resolved. The JSON
+    /// shows the execution and memory counters; the timing model's
+    /// counters are shown by `timing`, only when the model ran.
+    #[serde(flatten, serialize_with = "serialize_counters")]
     pub counts: InstrStats,
+    /// Where the warps waited at the instruction and what its bank
+    /// conflicts cost, when the timing model ran (absent otherwise).
+    #[serde(flatten)]
+    pub timing: Option<InstructionTiming>,
 }
 
 /// The memory instructions of one source line that do one kind of access
@@ -49,9 +62,14 @@ pub struct LineReport {
     pub op: MemoryAccessKind,
     /// How many instructions of the kernel the row merges.
     pub instructions: u64,
-    /// The counts of the row's instructions, summed.
-    #[serde(flatten)]
+    /// The counts of the row's instructions, summed (in the JSON, as for
+    /// [`InstructionReport::counts`]).
+    #[serde(flatten, serialize_with = "serialize_counters")]
     pub counts: InstrStats,
+    /// The timing model's counters of the row's instructions, summed,
+    /// when the model ran (absent otherwise).
+    #[serde(flatten)]
+    pub timing: Option<InstructionTiming>,
     /// The places inside device functions or headers that the row's
     /// instructions came from: the innermost place of each instruction's
     /// inline chain, each place once, in instruction order (absent when none
@@ -66,6 +84,189 @@ impl LineReport {
         format!("{}.{}", op_name(self.op), self.space.name())
     }
 }
+
+/// The execution and memory counters of [`InstrStats`] as the JSON report
+/// has always shown them. `InstrStats` also holds the timing model's
+/// counters, which the report shows in its own form
+/// ([`InstructionTiming`]) and only when the model ran, so that reports
+/// without it stay as they were.
+#[derive(Serialize)]
+struct Counters {
+    executed: u64,
+    threads: u64,
+    shared_requests: u64,
+    global_requests: u64,
+    wavefronts: u64,
+    ideal_wavefronts: u64,
+    bank_conflicts: u64,
+    sectors: u64,
+}
+
+fn serialize_counters<S: Serializer>(
+    counts: &InstrStats,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    Counters {
+        executed: counts.executed,
+        threads: counts.threads,
+        shared_requests: counts.shared_requests,
+        global_requests: counts.global_requests,
+        wavefronts: counts.wavefronts,
+        ideal_wavefronts: counts.ideal_wavefronts,
+        bank_conflicts: counts.bank_conflicts,
+        sectors: counts.sectors,
+    }
+    .serialize(serializer)
+}
+
+/// The timing model's counters of an instruction or a row, as the report
+/// shows them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct InstructionTiming {
+    /// Warp-cycles with the instruction next to issue, by reason (indexed
+    /// by [`StallReason`]). The JSON is an object from Nsight Compute's name
+    /// of each reason to its warp-cycles, listing the reasons that have
+    /// any, in [`StallReason::ALL`] order.
+    #[serde(serialize_with = "serialize_stalls")]
+    pub stalls: [u64; StallReason::COUNT],
+    /// Cycles the shared-memory pipe spent on the wavefronts beyond the
+    /// ideal ones.
+    pub conflict_cycles: u64,
+}
+
+impl InstructionTiming {
+    /// The timing counters of `counts`.
+    pub fn of(counts: &InstrStats) -> InstructionTiming {
+        InstructionTiming {
+            stalls: counts.stalls,
+            conflict_cycles: counts.conflict_cycles,
+        }
+    }
+}
+
+fn serialize_stalls<S: Serializer>(
+    stalls: &[u64; StallReason::COUNT],
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    let nonzero = || {
+        StallReason::ALL
+            .iter()
+            .zip(stalls)
+            .filter(|(_, &cycles)| cycles > 0)
+    };
+    let mut map = serializer.serialize_map(Some(nonzero().count()))?;
+    for (reason, cycles) in nonzero() {
+        map.serialize_entry(reason.ncu_name(), cycles)?;
+    }
+    map.end()
+}
+
+/// What the timing model measured of the launch, as the report shows it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TimingReport {
+    /// The kernel's duration in cycles, and the busiest SM's active cycles.
+    pub cycles: u64,
+    pub busiest_sm_cycles: u64,
+    /// The duration in microseconds at `clock_mhz`.
+    pub time_us: f64,
+    pub clock_mhz: u32,
+    /// Warp instructions per active SM cycle.
+    pub ipc: f64,
+    /// Issued warp instructions over the issue slots of the active cycles
+    /// (a fraction, 0 to 1).
+    pub issue_slot_utilisation: f64,
+    /// Blocks over the blocks the GPU holds at once.
+    pub waves: f64,
+    /// SMs that ran at least one block.
+    pub sms_used: u32,
+    pub occupancy: OccupancyReport,
+    pub memory: MemoryLevels,
+}
+
+/// Theoretical and achieved occupancy (fractions of the SM's warp slots),
+/// and what limits the theoretical one.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct OccupancyReport {
+    pub theoretical: f64,
+    pub achieved: f64,
+    pub blocks_per_sm: u32,
+    pub warps_per_block: u32,
+    /// "threads", "blocks", "registers" or "shared memory".
+    pub limited_by: &'static str,
+}
+
+/// Global and local load sectors served by each level of the memory
+/// system, and the bytes moved between L2 and DRAM.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct MemoryLevels {
+    pub l1_hit_sectors: u64,
+    pub l2_hit_sectors: u64,
+    pub dram_sectors: u64,
+    pub dram_bytes: u64,
+}
+
+impl TimingReport {
+    /// The figures of `timing` as reports show them, ratios computed.
+    pub fn new(timing: &LaunchTiming) -> TimingReport {
+        TimingReport {
+            cycles: timing.cycles,
+            busiest_sm_cycles: timing.busiest_sm_cycles,
+            time_us: timing.time_us(),
+            clock_mhz: timing.clock_mhz,
+            ipc: timing.ipc(),
+            issue_slot_utilisation: timing.issue_slot_utilisation(),
+            waves: timing.waves,
+            sms_used: timing.sms_used,
+            occupancy: OccupancyReport {
+                theoretical: timing.occupancy.theoretical,
+                achieved: timing.achieved_occupancy(),
+                blocks_per_sm: timing.occupancy.blocks_per_sm,
+                warps_per_block: timing.occupancy.warps_per_block,
+                limited_by: timing.occupancy.limited_by.name(),
+            },
+            memory: MemoryLevels {
+                l1_hit_sectors: timing.l1_hit_sectors,
+                l2_hit_sectors: timing.l2_hit_sectors,
+                dram_sectors: timing.dram_sectors,
+                dram_bytes: timing.dram_bytes,
+            },
+        }
+    }
+}
+
+/// The warp-cycles of every instruction of one source line, summed: a
+/// row of the table's "where the warps wait".
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LineWaits {
+    pub file: String,
+    pub line: u32,
+    /// Warp-cycles by reason (indexed by [`StallReason`]).
+    pub stalls: [u64; StallReason::COUNT],
+}
+
+impl LineWaits {
+    /// Warp-cycles at the line, issue cycles included.
+    pub fn warp_cycles(&self) -> u64 {
+        self.stalls.iter().sum()
+    }
+
+    /// The `count` reasons with the most warp-cycles, most first (ties in
+    /// [`StallReason::ALL`] order), leaving out those with none.
+    pub fn top_reasons(&self, count: usize) -> Vec<(StallReason, u64)> {
+        let mut reasons: Vec<(StallReason, u64)> = StallReason::ALL
+            .iter()
+            .copied()
+            .zip(self.stalls)
+            .filter(|&(_, cycles)| cycles > 0)
+            .collect();
+        reasons.sort_by_key(|&(_, cycles)| std::cmp::Reverse(cycles));
+        reasons.truncate(count);
+        reasons
+    }
+}
+
+/// How many source lines "where the warps wait" lists at most.
+pub const WAIT_TABLE_LINES: usize = 10;
 
 /// How the table lists the memory instructions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -128,6 +329,10 @@ pub struct Report {
     pub error: Option<String>,
     pub blocks_run: u64,
     pub failed_blocks: u64,
+    /// What the timing model measured: cycles, IPC, occupancy, the memory
+    /// levels (top-level keys of the JSON; absent without the model).
+    #[serde(flatten)]
+    pub timing: Option<TimingReport>,
     pub instructions: Vec<InstructionReport>,
     /// The memory instructions rolled up per source line and access kind,
     /// in source order ([`Report::rollup`]).
@@ -169,6 +374,8 @@ pub struct ReportInput<'a> {
     pub interrupted: bool,
     pub printf_output: String,
     pub printf_dropped_bytes: u64,
+    /// What the timing model measured, when it ran.
+    pub timing: Option<&'a LaunchTiming>,
 }
 
 impl Report {
@@ -196,6 +403,7 @@ impl Report {
                 space: access.map(|(space, _)| space),
                 op: access.map(|(_, op)| op),
                 counts: *stats,
+                timing: input.timing.map(|_| InstructionTiming::of(stats)),
             });
         }
         totals.warp_instructions = input.stats.warp_instructions();
@@ -227,6 +435,7 @@ impl Report {
             },
             blocks_run: input.stats.blocks_run,
             failed_blocks: input.failed_blocks,
+            timing: input.timing.map(TimingReport::new),
             lines: Report::rollup(&instructions),
             instructions,
             totals,
@@ -239,7 +448,8 @@ impl Report {
     /// The memory instructions of `instructions` (parameter loads left out)
     /// grouped by file, line, state space and kind of access, their counts
     /// summed. Rows come in source order: by file name, then line; the
-    /// accesses of one line in the order of their first instruction.
+    /// accesses of one line in the order of their first instruction. Rows
+    /// carry the timing model's counters when the instructions do.
     pub fn rollup(instructions: &[InstructionReport]) -> Vec<LineReport> {
         let mut rows: Vec<LineReport> = Vec::new();
         // Where each (file, line, space, op) has its row, and in what
@@ -263,6 +473,7 @@ impl Report {
                     op,
                     instructions: 0,
                     counts: InstrStats::default(),
+                    timing: None,
                     inlined_from: Vec::new(),
                 });
                 first_seen.push(position);
@@ -271,6 +482,9 @@ impl Report {
             let row = &mut rows[index];
             row.instructions += 1;
             row.counts.add(&instruction.counts);
+            if instruction.timing.is_some() {
+                row.timing = Some(InstructionTiming::of(&row.counts));
+            }
             if let Some(place) = instruction.inlined_from.first() {
                 if !row.inlined_from.contains(place) {
                     row.inlined_from.push(place.clone());
@@ -314,12 +528,23 @@ impl Report {
 
     /// The table: the header, one row per memory instruction or per source
     /// line's memory access (`view`), then the totals.
+    /// With the timing model's figures, the header has a second line
+    /// ([`Report::timing_line`]), the rows a `conflict cycles` column, and
+    /// "where the warps wait" follows them ([`Report::write_wait_rows`]).
     pub fn to_table_by(&self, view: TableView) -> String {
         let mut out = self.header_line();
+        if let Some(timing) = self.timing_line() {
+            out.push_str(&timing);
+        }
         let _ = writeln!(out);
         match view {
             TableView::Lines => self.write_line_rows(&mut out),
             TableView::Instructions => self.write_instruction_rows(&mut out),
+        }
+        let waits = self.waits_by_line();
+        if !waits.is_empty() {
+            let _ = writeln!(out);
+            self.write_wait_rows(&waits, &mut out);
         }
         let _ = writeln!(out);
         self.write_totals(&mut out);
@@ -355,6 +580,107 @@ impl Report {
         )
     }
 
+    /// The header's second line when the timing model ran: the kernel's
+    /// cycles and time, IPC, issue-slot use, occupancy and waves, e.g.
+    /// `cycles 12,345 (7.03 us at 1755 MHz)  IPC 1.84  issue slots 46%
+    /// occupancy 50% achieved of 75% theoretical (limited by registers, 3
+    /// blocks/SM)  waves 0.02`.
+    pub fn timing_line(&self) -> Option<String> {
+        let timing = self.timing.as_ref()?;
+        let occupancy = &timing.occupancy;
+        Some(format!(
+            "cycles {} ({:.2} us at {} MHz)  IPC {:.2}  issue slots {}  occupancy {} achieved of {} theoretical (limited by {}, {} block{}/SM)  waves {:.2}\n",
+            grouped(timing.cycles),
+            timing.time_us,
+            timing.clock_mhz,
+            timing.ipc,
+            percent(timing.issue_slot_utilisation),
+            percent(occupancy.achieved),
+            percent(occupancy.theoretical),
+            occupancy.limited_by,
+            occupancy.blocks_per_sm,
+            if occupancy.blocks_per_sm == 1 { "" } else { "s" },
+            timing.waves
+        ))
+    }
+
+    /// The warp-cycles of each source line, every instruction of the line
+    /// summed (not only its memory accesses: arithmetic waits too), most
+    /// first, ties in source order; lines without any are left out. Empty
+    /// without the timing model.
+    pub fn waits_by_line(&self) -> Vec<LineWaits> {
+        let mut rows: Vec<LineWaits> = Vec::new();
+        let mut row_of: HashMap<(&str, u32), usize> = HashMap::new();
+        for instruction in &self.instructions {
+            let Some(timing) = &instruction.timing else {
+                continue;
+            };
+            let key = (instruction.file.as_str(), instruction.line);
+            let index = *row_of.entry(key).or_insert_with(|| {
+                rows.push(LineWaits {
+                    file: instruction.file.clone(),
+                    line: instruction.line,
+                    stalls: [0; StallReason::COUNT],
+                });
+                rows.len() - 1
+            });
+            for (sum, cycles) in rows[index].stalls.iter_mut().zip(&timing.stalls) {
+                *sum += cycles;
+            }
+        }
+        rows.retain(|row| row.warp_cycles() > 0);
+        rows.sort_by(|a, b| {
+            b.warp_cycles()
+                .cmp(&a.warp_cycles())
+                .then_with(|| (a.file.as_str(), a.line).cmp(&(b.file.as_str(), b.line)))
+        });
+        rows
+    }
+
+    /// "Where the warps wait": the source lines of `waits` with the most
+    /// warp-cycles (at most [`WAIT_TABLE_LINES`]), each with its three
+    /// main reasons and their shares of the line's warp-cycles.
+    fn write_wait_rows(&self, waits: &[LineWaits], out: &mut String) {
+        let shown = &waits[..waits.len().min(WAIT_TABLE_LINES)];
+        if shown.len() < waits.len() {
+            let _ = writeln!(
+                out,
+                "where the warps wait: the {} of {} source lines with the most warp-cycles",
+                shown.len(),
+                waits.len()
+            );
+        } else {
+            let _ = writeln!(out, "where the warps wait");
+        }
+        let locations: Vec<String> = shown
+            .iter()
+            .map(|row| format!("{}:{}", row.file, row.line))
+            .collect();
+        let location_width = locations.iter().map(String::len).max().unwrap_or(0).max(6);
+        let _ = writeln!(
+            out,
+            "{:<location_width$}  {:>11}  reasons",
+            "source", "warp-cycles"
+        );
+        for (row, location) in shown.iter().zip(&locations) {
+            let total = row.warp_cycles();
+            let reasons: Vec<String> = row
+                .top_reasons(3)
+                .into_iter()
+                .map(|(reason, cycles)| {
+                    let name = reason.ncu_name();
+                    let name = name.strip_prefix("stall_").unwrap_or(name);
+                    format!("{name} {}", percent(cycles as f64 / total as f64))
+                })
+                .collect();
+            let _ = writeln!(
+                out,
+                "{location:<location_width$}  {total:>11}  {}",
+                reasons.join(", ")
+            );
+        }
+    }
+
     /// One row per instruction that touched shared, global, local,
     /// constant or generic memory.
     fn write_instruction_rows(&self, out: &mut String) {
@@ -384,7 +710,7 @@ impl Report {
         };
         let _ = writeln!(
             out,
-            "{:<location_width$}  {:<text_width$}  {:>9}  {:>10}  {:>9}  {:>9}  {:>5}  {:>8}{}",
+            "{:<location_width$}  {:<text_width$}  {:>9}  {:>10}  {:>9}  {:>9}  {:>5}{}  {:>8}{}",
             "source",
             "instruction",
             "executed",
@@ -392,6 +718,7 @@ impl Report {
             "ideal",
             "conflicts",
             "ways",
+            self.conflict_cycles_header(),
             "sectors",
             if inlined { "  inlined from" } else { "" }
         );
@@ -406,7 +733,7 @@ impl Report {
                 out,
                 "{location:<location_width$}  {text:<text_width$}  {:>9}  {}{}",
                 row.counts.executed,
-                counts.columns(),
+                counts.columns(self.conflict_cycles_cell(&row.counts)),
                 from(row)
             );
         }
@@ -428,7 +755,7 @@ impl Report {
         let inlined = self.lines.iter().any(|row| !row.inlined_from.is_empty());
         let _ = writeln!(
             out,
-            "{:<location_width$}  {:<access_width$}  {:>6}  {:>9}  {:>10}  {:>9}  {:>9}  {:>5}  {:>8}{}",
+            "{:<location_width$}  {:<access_width$}  {:>6}  {:>9}  {:>10}  {:>9}  {:>9}  {:>5}{}  {:>8}{}",
             "source",
             "access",
             "instrs",
@@ -437,6 +764,7 @@ impl Report {
             "ideal",
             "conflicts",
             "ways",
+            self.conflict_cycles_header(),
             "sectors",
             if inlined { "  inlined from" } else { "" }
         );
@@ -457,9 +785,25 @@ impl Report {
                 "{location:<location_width$}  {access:<access_width$}  {:>6}  {:>9}  {}{from}",
                 row.instructions,
                 row.counts.executed,
-                counts.columns(),
+                counts.columns(self.conflict_cycles_cell(&row.counts)),
             );
         }
+    }
+
+    /// The `conflict cycles` column's header, after `ways`, when the
+    /// timing model ran (empty otherwise: no column).
+    fn conflict_cycles_header(&self) -> &'static str {
+        if self.timing.is_some() {
+            "  conflict cycles"
+        } else {
+            ""
+        }
+    }
+
+    /// A row's conflict cycles for the `conflict cycles` column, when the
+    /// timing model ran.
+    fn conflict_cycles_cell(&self, counts: &InstrStats) -> Option<u64> {
+        self.timing.as_ref().map(|_| counts.conflict_cycles)
     }
 
     /// The totals: each nvprof name with its value, and beside it the
@@ -668,10 +1012,17 @@ impl MemoryCounts {
     }
 
     /// `wavefronts  ideal  conflicts  ways  sectors`, aligned under the
-    /// tables' headers.
-    fn columns(&self) -> String {
+    /// tables' headers; with `conflict_cycles` (the timing model ran), a
+    /// `conflict cycles` cell after `ways`, `-` where the row had no
+    /// shared access.
+    fn columns(&self, conflict_cycles: Option<u64>) -> String {
         let [wavefronts, ideal, conflicts, ways, sectors] = self.cells("-");
-        format!("{wavefronts:>10}  {ideal:>9}  {conflicts:>9}  {ways:>5}  {sectors:>8}")
+        let cost = match conflict_cycles {
+            None => String::new(),
+            Some(_) if self.shared.is_none() => format!("  {:>15}", "-"),
+            Some(cycles) => format!("  {cycles:>15}"),
+        };
+        format!("{wavefronts:>10}  {ideal:>9}  {conflicts:>9}  {ways:>5}{cost}  {sectors:>8}")
     }
 
     /// Adds another row's counts: a column is present when either has it.
@@ -710,6 +1061,24 @@ impl MemoryCounts {
     }
 }
 
+/// `12,345,678`: a count with its thousands grouped, for the header.
+fn grouped(value: u64) -> String {
+    let digits = value.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (position, digit) in digits.chars().enumerate() {
+        if position > 0 && (digits.len() - position).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
+/// A fraction as a whole percentage: `0.456` is `46%`.
+fn percent(fraction: f64) -> String {
+    format!("{:.0}%", fraction * 100.0)
+}
+
 /// `ld`, `st`, `atom`, `red`: the kind of access as PTX spells it.
 pub fn op_name(op: MemoryAccessKind) -> &'static str {
     match op {
@@ -745,4 +1114,393 @@ fn accumulate(totals: &mut Totals, op: MemoryAccessKind, stats: &InstrStats) {
     shared.bank_conflicts += stats.bank_conflicts;
     global.requests += stats.global_requests;
     global.sectors += stats.sectors;
+}
+
+#[cfg(test)]
+mod tests {
+    use warpsim_machine::timing::{Occupancy, OccupancyLimit};
+
+    use super::*;
+
+    /// A launch the timing model could have measured: 12,345 cycles at
+    /// 1,755 MHz, 1.84 warp instructions per active cycle over 4
+    /// sub-partitions, half the warp slots resident of the three quarters
+    /// that registers allow.
+    fn launch_timing() -> LaunchTiming {
+        LaunchTiming {
+            cycles: 12_345,
+            busiest_sm_cycles: 12_000,
+            clock_mhz: 1755,
+            sm_count: 132,
+            sms_used: 8,
+            sub_partitions: 4,
+            warp_instructions: 18_400,
+            sm_active_cycles: 10_000,
+            resident_warp_cycles: 320_000,
+            max_warps_per_sm: 64,
+            occupancy: Occupancy {
+                blocks_per_sm: 3,
+                limited_by: OccupancyLimit::Registers,
+                warps_per_block: 16,
+                theoretical: 0.75,
+            },
+            blocks: 8,
+            waves: 8.0 / 396.0,
+            l1_hit_sectors: 100,
+            l2_hit_sectors: 60,
+            dram_sectors: 40,
+            dram_bytes: 1280,
+        }
+    }
+
+    fn stalls(cycles: &[(StallReason, u64)]) -> [u64; StallReason::COUNT] {
+        let mut stalls = [0; StallReason::COUNT];
+        for &(reason, count) in cycles {
+            stalls[reason as usize] = count;
+        }
+        stalls
+    }
+
+    fn instruction(
+        index: usize,
+        text: &str,
+        line: u32,
+        access: Option<(StateSpace, MemoryAccessKind)>,
+        counts: InstrStats,
+        timed: bool,
+    ) -> InstructionReport {
+        InstructionReport {
+            index,
+            text: text.to_string(),
+            file: "k.cu".to_string(),
+            line,
+            inlined_from: Vec::new(),
+            space: access.map(|(space, _)| space),
+            op: access.map(|(_, op)| op),
+            counts,
+            timing: timed.then(|| InstructionTiming::of(&counts)),
+        }
+    }
+
+    /// A shared load with a two-way conflict at line 10, a global load and
+    /// an addition at line 12, a store at line 14, and the parameter load
+    /// at line 8: with the timing model's counters when `timed`.
+    fn sample_report(timed: bool) -> Report {
+        use MemoryAccessKind::{Load, Store};
+        use StallReason::*;
+        let instructions = vec![
+            instruction(
+                0,
+                "ld.param.u64 %rd1, [p]",
+                8,
+                Some((StateSpace::Param, Load)),
+                InstrStats {
+                    executed: 4,
+                    threads: 128,
+                    stalls: stalls(&[(Selected, 4)]),
+                    ..Default::default()
+                },
+                timed,
+            ),
+            instruction(
+                1,
+                "ld.shared.f32 %f1, [%r2]",
+                10,
+                Some((StateSpace::Shared, Load)),
+                InstrStats {
+                    executed: 4,
+                    threads: 128,
+                    shared_requests: 4,
+                    wavefronts: 8,
+                    ideal_wavefronts: 4,
+                    bank_conflicts: 4,
+                    stalls: stalls(&[(Selected, 4), (NotSelected, 6), (ShortScoreboard, 30)]),
+                    conflict_cycles: 8,
+                    ..Default::default()
+                },
+                timed,
+            ),
+            instruction(
+                2,
+                "ld.global.f32 %f2, [%rd2]",
+                12,
+                Some((StateSpace::Global, Load)),
+                InstrStats {
+                    executed: 4,
+                    threads: 128,
+                    global_requests: 4,
+                    sectors: 16,
+                    stalls: stalls(&[
+                        (Selected, 12),
+                        (NotSelected, 20),
+                        (Wait, 7),
+                        (LongScoreboard, 61),
+                    ]),
+                    ..Default::default()
+                },
+                timed,
+            ),
+            instruction(
+                3,
+                "add.f32 %f3, %f1, %f2",
+                12,
+                None,
+                InstrStats {
+                    executed: 4,
+                    threads: 128,
+                    stalls: stalls(&[(Wait, 10)]),
+                    ..Default::default()
+                },
+                timed,
+            ),
+            instruction(
+                4,
+                "st.global.f32 [%rd2], %f3",
+                14,
+                Some((StateSpace::Global, Store)),
+                InstrStats {
+                    executed: 4,
+                    threads: 128,
+                    global_requests: 4,
+                    sectors: 16,
+                    ..Default::default()
+                },
+                timed,
+            ),
+        ];
+        Report {
+            kernel: "k".to_string(),
+            source: "k.cu.ptx".to_string(),
+            device: "Hopper (sm_90)".to_string(),
+            grid: [8, 1, 1],
+            block: [512, 1, 1],
+            shared_bytes: 0,
+            static_shared_bytes: 128,
+            registers_per_thread: 40,
+            registers_source: crate::RegisterSource::LaunchFile,
+            registers_note: None,
+            status: "ok",
+            error: None,
+            blocks_run: 8,
+            failed_blocks: 0,
+            timing: timed.then(|| TimingReport::new(&launch_timing())),
+            lines: Report::rollup(&instructions),
+            instructions,
+            totals: Totals::default(),
+            findings: None,
+            printf_output: String::new(),
+            printf_dropped_bytes: 0,
+        }
+    }
+
+    const HEADER: &str = "k  grid (8,1,1)  block (512,1,1)  shared 128 B (128 static + 0 dynamic)  on Hopper (sm_90)  regs 40 (launch file)\n";
+
+    #[test]
+    fn the_timing_line_follows_the_header() {
+        let report = sample_report(true);
+        assert_eq!(
+            report.timing_line().unwrap(),
+            "cycles 12,345 (7.03 us at 1755 MHz)  IPC 1.84  issue slots 46%  occupancy 50% achieved of 75% theoretical (limited by registers, 3 blocks/SM)  waves 0.02\n"
+        );
+        assert!(report
+            .to_table()
+            .starts_with(&format!("{HEADER}{}\n", report.timing_line().unwrap())));
+        assert_eq!(sample_report(false).timing_line(), None);
+    }
+
+    #[test]
+    fn the_line_table_gains_conflict_cycles_and_where_the_warps_wait() {
+        let table = sample_report(true).to_table_by(TableView::Lines);
+        let rows = "\
+source   access     instrs   executed  wavefronts      ideal  conflicts   ways  conflict cycles   sectors
+k.cu:10  ld.shared       1          4           8          4          4    2.0                8         -
+k.cu:12  ld.global       1          4           -          -          -      -                -        16
+k.cu:14  st.global       1          4           -          -          -      -                -        16
+
+where the warps wait
+source   warp-cycles  reasons
+k.cu:12          110  long_scoreboard 55%, not_selected 18%, wait 15%
+k.cu:10           40  short_scoreboard 75%, not_selected 15%, selected 10%
+k.cu:8             4  selected 100%
+
+nvprof";
+        let body = table.split_once("waves 0.02\n\n").unwrap().1;
+        assert!(body.starts_with(rows), "{table}");
+    }
+
+    #[test]
+    fn the_instruction_table_gains_conflict_cycles() {
+        let table = sample_report(true).to_table_by(TableView::Instructions);
+        let rows = "\
+source   instruction                 executed  wavefronts      ideal  conflicts   ways  conflict cycles   sectors
+k.cu:10  ld.shared.f32 %f1, [%r2]           4           8          4          4    2.0                8         -
+k.cu:12  ld.global.f32 %f2, [%rd2]          4           -          -          -      -                -        16
+k.cu:14  st.global.f32 [%rd2], %f3          4           -          -          -      -                -        16
+
+where the warps wait";
+        let body = table.split_once("waves 0.02\n\n").unwrap().1;
+        assert!(body.starts_with(rows), "{table}");
+    }
+
+    #[test]
+    fn without_timing_the_table_has_no_timing_parts() {
+        let table = sample_report(false).to_table_by(TableView::Lines);
+        let rows = "\
+source   access     instrs   executed  wavefronts      ideal  conflicts   ways   sectors
+k.cu:10  ld.shared       1          4           8          4          4    2.0         -
+k.cu:12  ld.global       1          4           -          -          -      -        16
+k.cu:14  st.global       1          4           -          -          -      -        16
+
+nvprof";
+        assert!(table.starts_with(&format!("{HEADER}\n{rows}")), "{table}");
+        assert!(!table.contains("where the warps wait"));
+    }
+
+    #[test]
+    fn where_the_warps_wait_lists_the_ten_busiest_lines() {
+        let mut report = sample_report(true);
+        report.instructions = (0..12u32)
+            .map(|line| {
+                let counts = InstrStats {
+                    stalls: stalls(&[(StallReason::Barrier, u64::from(line) + 1)]),
+                    ..Default::default()
+                };
+                instruction(line as usize, "bar.sync 0", line + 1, None, counts, true)
+            })
+            .collect();
+        let waits = report.waits_by_line();
+        assert_eq!(waits.len(), 12);
+        assert_eq!(waits[0].line, 12);
+        let table = report.to_table();
+        let section = table.split_once("where the warps wait").unwrap().1;
+        let section = section.split_once("\n\n").unwrap().0;
+        assert!(section.starts_with(
+            ": the 10 of 12 source lines with the most warp-cycles\nsource   warp-cycles  reasons\nk.cu:12           12  barrier 100%\n"
+        ), "{section}");
+        assert!(
+            section.ends_with("\nk.cu:3             3  barrier 100%"),
+            "{section}"
+        );
+        assert_eq!(section.lines().count(), 12);
+    }
+
+    #[test]
+    fn the_json_carries_the_timing() {
+        let report = sample_report(true);
+        let json: serde_json::Value = serde_json::from_str(&report.to_json()).unwrap();
+        assert_eq!(json["cycles"], 12_345);
+        assert_eq!(json["busiest_sm_cycles"], 12_000);
+        assert_eq!(json["time_us"], 12_345.0 / 1755.0);
+        assert_eq!(json["clock_mhz"], 1755);
+        assert_eq!(json["ipc"], 1.84);
+        assert_eq!(json["issue_slot_utilisation"], 0.46);
+        assert_eq!(json["waves"], 8.0 / 396.0);
+        assert_eq!(json["sms_used"], 8);
+        assert_eq!(
+            json["occupancy"],
+            serde_json::json!({
+                "theoretical": 0.75,
+                "achieved": 0.5,
+                "blocks_per_sm": 3,
+                "warps_per_block": 16,
+                "limited_by": "registers",
+            })
+        );
+        assert_eq!(
+            json["memory"],
+            serde_json::json!({
+                "l1_hit_sectors": 100,
+                "l2_hit_sectors": 60,
+                "dram_sectors": 40,
+                "dram_bytes": 1280,
+            })
+        );
+        let shared_load = &json["instructions"][1];
+        assert_eq!(
+            shared_load["stalls"],
+            serde_json::json!({"selected": 4, "stall_not_selected": 6, "stall_short_scoreboard": 30})
+        );
+        assert_eq!(shared_load["conflict_cycles"], 8);
+        assert_eq!(shared_load["bank_conflicts"], 4);
+        // An instruction with no warp-cycles has an empty object.
+        assert_eq!(json["instructions"][4]["stalls"], serde_json::json!({}));
+        assert_eq!(json["instructions"][4]["conflict_cycles"], 0);
+        // The rollup's rows carry their instructions' sums.
+        assert_eq!(json["lines"][0]["conflict_cycles"], 8);
+        assert_eq!(
+            json["lines"][1]["stalls"],
+            serde_json::json!({"selected": 12, "stall_not_selected": 20, "stall_wait": 7, "stall_long_scoreboard": 61})
+        );
+        // Reasons are listed in `StallReason::ALL` order.
+        let text = report.to_json();
+        assert!(text.contains(
+            "\"stalls\": {\n        \"selected\": 12,\n        \"stall_not_selected\": 20,\n        \"stall_wait\": 7,\n        \"stall_long_scoreboard\": 61\n      },\n      \"conflict_cycles\": 0"
+        ), "{text}");
+    }
+
+    #[test]
+    fn without_timing_the_json_has_its_old_keys_only() {
+        let json: serde_json::Value =
+            serde_json::from_str(&sample_report(false).to_json()).unwrap();
+        let keys = |value: &serde_json::Value| -> Vec<String> {
+            let mut keys: Vec<String> = value.as_object().unwrap().keys().cloned().collect();
+            keys.sort_unstable();
+            keys
+        };
+        let mut expected = vec![
+            "kernel",
+            "source",
+            "device",
+            "grid",
+            "block",
+            "shared_bytes",
+            "static_shared_bytes",
+            "registers_per_thread",
+            "registers_source",
+            "status",
+            "error",
+            "blocks_run",
+            "failed_blocks",
+            "instructions",
+            "lines",
+            "totals",
+        ];
+        expected.sort_unstable();
+        assert_eq!(keys(&json), expected);
+        let mut instruction = vec![
+            "index",
+            "text",
+            "file",
+            "line",
+            "space",
+            "op",
+            "executed",
+            "threads",
+            "shared_requests",
+            "global_requests",
+            "wavefronts",
+            "ideal_wavefronts",
+            "bank_conflicts",
+            "sectors",
+        ];
+        instruction.sort_unstable();
+        assert_eq!(keys(&json["instructions"][1]), instruction);
+        let mut line = vec![
+            "file",
+            "line",
+            "space",
+            "op",
+            "instructions",
+            "executed",
+            "threads",
+            "shared_requests",
+            "global_requests",
+            "wavefronts",
+            "ideal_wavefronts",
+            "bank_conflicts",
+            "sectors",
+        ];
+        line.sort_unstable();
+        assert_eq!(keys(&json["lines"][0]), line);
+    }
 }

@@ -186,6 +186,62 @@ struct RunArgs {
     /// `.ptx` sources) or per instruction (default for `.kir`).
     #[arg(long, value_enum, value_name = "line|instruction")]
     by: Option<TableBy>,
+    #[command(flatten)]
+    timeline: TimelineArgs,
+}
+
+/// `--timeline`, for the commands that run a kernel.
+#[derive(clap::Args)]
+struct TimelineArgs {
+    /// Write what each SM held over time (its blocks, and its warps' long
+    /// waits) to PATH as a Chrome trace, for Perfetto or chrome://tracing.
+    #[arg(long = "timeline", value_name = "PATH")]
+    path: Option<PathBuf>,
+}
+
+impl TimelineArgs {
+    /// Opens the timeline's file before the run, like every output.
+    fn open(&self, created: &mut CreatedFiles) -> anyhow::Result<Option<TimelineOutput>> {
+        let Some(path) = &self.path else {
+            return Ok(None);
+        };
+        let file = created
+            .create(path)
+            .with_context(|| format!("cannot write the timeline to {}", path.display()))?;
+        Ok(Some(TimelineOutput {
+            path: path.clone(),
+            file,
+        }))
+    }
+
+    /// How the machine runs: on `host_threads`, recording the timeline
+    /// when one is asked for.
+    fn run_options(&self, host_threads: usize) -> warpsim_driver::RunOptions {
+        warpsim_driver::RunOptions {
+            host_threads,
+            timeline: self.path.is_some(),
+            ..Default::default()
+        }
+    }
+}
+
+/// The timeline's file, opened before the run.
+struct TimelineOutput {
+    path: PathBuf,
+    file: std::fs::File,
+}
+
+impl TimelineOutput {
+    /// Writes the run's timeline (a trace without events, saying why, when
+    /// the machine recorded none).
+    fn write(
+        self,
+        prepared: &warpsim_driver::PreparedLaunch,
+        result: &warpsim_driver::RunResult,
+    ) -> anyhow::Result<()> {
+        prepared.trace(result).write(self.file, &self.path)?;
+        Ok(())
+    }
 }
 
 #[derive(clap::Args)]
@@ -235,6 +291,8 @@ struct CheckArgs {
     /// parallelism). Findings do not depend on it.
     #[arg(long, default_value_t = 0)]
     threads: usize,
+    #[command(flatten)]
+    timeline: TimelineArgs,
 }
 
 /// How the command ended.
@@ -333,6 +391,7 @@ fn run(args: RunArgs) -> anyhow::Result<Outcome> {
     // written is an error now, not after a long run.
     let mut created = CreatedFiles::default();
     let json = JsonOutput::open(args.json.as_deref(), "report", &mut created)?;
+    let timeline = args.timeline.open(&mut created)?;
     let mut dump_files = Vec::with_capacity(dumps.len());
     for ((buffer, path), index) in dumps.iter().zip(dump_indices) {
         let file = created
@@ -341,13 +400,14 @@ fn run(args: RunArgs) -> anyhow::Result<Outcome> {
         dump_files.push((buffer, path, index, file));
     }
     let watch = Watch::start(&prepared, args.threads, args.keep_going);
+    let options = args.timeline.run_options(args.threads);
     let executed = if args.check {
         prepared
-            .check_with(args.threads, &watch.control)
+            .check_with(options, &watch.control)
             .map(|(result, checked)| (result, Some(checked)))
     } else {
         prepared
-            .execute_with(args.threads, &watch.control)
+            .execute_with(options, &watch.control)
             .map(|result| (result, None))
     };
     let interrupted = watch.finish();
@@ -370,6 +430,9 @@ fn run(args: RunArgs) -> anyhow::Result<Outcome> {
         result
             .write_buffer(index, format, &mut std::io::BufWriter::new(file))
             .with_context(|| format!("cannot write buffer `{buffer}` to {}", path.display()))?;
+    }
+    if let Some(timeline) = timeline {
+        timeline.write(&prepared, &result)?;
     }
     if let Some(checked) = checked {
         std::io::stderr().write_all(checked.text.as_bytes())?;
@@ -720,20 +783,29 @@ fn prepare_command_line(
 
 fn check(args: CheckArgs) -> anyhow::Result<Outcome> {
     if is_source(&args.input) {
+        if args.timeline.path.is_some() {
+            anyhow::bail!(
+                "--timeline records a run: it needs a launch file, and a source alone is only checked statically"
+            );
+        }
         return check_source(&args.input, args.json.as_deref(), &args.machine);
     }
     check_host_threads(args.threads)?;
     let prepared = prepare(&args.input, &args.machine)?;
     let mut created = CreatedFiles::default();
     let json = JsonOutput::open(args.json.as_deref(), "report", &mut created)?;
+    let timeline = args.timeline.open(&mut created)?;
     // A checker runs every block, past faults: the findings of all of them
     // are what it is for.
     let watch = Watch::start(&prepared, args.threads, true);
-    let checked = prepared.check_with(args.threads, &watch.control);
+    let checked = prepared.check_with(args.timeline.run_options(args.threads), &watch.control);
     let interrupted = watch.finish();
     let (result, checked) = checked?;
     created.keep();
     write_checked(json, || result.report.to_json(), &checked.text)?;
+    if let Some(timeline) = timeline {
+        timeline.write(&prepared, &result)?;
+    }
     Ok(interrupted_or(
         interrupted,
         Outcome::failed_if(checked.failed),
@@ -879,7 +951,11 @@ fn annotate(args: AnnotateArgs) -> anyhow::Result<Outcome> {
     check_host_threads(args.threads)?;
     let prepared = prepare(&args.launch, &args.machine)?;
     let watch = Watch::start(&prepared, args.threads, false);
-    let result = prepared.execute_with(args.threads, &watch.control);
+    let options = warpsim_driver::RunOptions {
+        host_threads: args.threads,
+        ..Default::default()
+    };
+    let result = prepared.execute_with(options, &watch.control);
     let interrupted = watch.finish();
     let result = result?;
     let options = warpsim_driver::annotate::AnnotateOptions {
