@@ -332,20 +332,6 @@ impl<'a> Sm<'a> {
         self.slots.iter().any(Option::is_some)
     }
 
-    /// The free slots.
-    pub(crate) fn free_slots(&self) -> impl Iterator<Item = usize> + '_ {
-        self.slots
-            .iter()
-            .enumerate()
-            .filter(|(_, slot)| slot.is_none())
-            .map(|(index, _)| index)
-    }
-
-    /// The linear indices of the resident blocks, in slot order.
-    pub(crate) fn resident(&self) -> impl Iterator<Item = u64> + '_ {
-        self.slots.iter().flatten().map(|block| block.linear)
-    }
-
     /// Places block `linear` (index `block_index`) in `slot`, its warps
     /// issuing from cycle `start`.
     pub(crate) fn launch(
