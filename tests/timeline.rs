@@ -160,16 +160,11 @@ fn a_timeline_is_written_as_a_chrome_trace() {
     assert!(text.contains(r#""ts":1.5,"dur":1.0,"#), "{text}");
 }
 
-// Once the machine fills `RunOutcome::timeline`, this test gets an
-// end-to-end variant: `warpsim run --timeline` on a program of several
-// blocks (`programs/seed/reduceShared.toml`: 16 blocks), checking that every
-// block appears exactly once as a complete event on thread 0 of an SM that
-// has a `process_name` event, that `ts + dur` of each block is
-// `end_cycle / clock_mhz`, that `otherData.clock_mhz` is the report's
-// `clock_mhz`, that no block runs past the report's `cycles`, and that warp
-// spans lie within their block's span. Until then the run below writes a
-// trace without events, and its assertions on `traceEvents` and `note` are
-// the ones to replace.
+/// `warpsim run --timeline` on a program of 16 blocks: every block appears
+/// exactly once, as a complete event on thread 0 of an SM that has a
+/// `process_name` event, its times are its cycles at the report's clock, no
+/// block runs past the report's `cycles`, and every warp span lies within
+/// its block's span.
 #[test]
 fn run_with_timeline_writes_a_trace_and_leaves_the_report_alone() {
     let dir = scratch("run");
@@ -179,13 +174,59 @@ fn run_with_timeline_writes_a_trace_and_leaves_the_report_alone() {
     assert_eq!(with.status.code(), Some(0), "{:?}", with);
     let without = warpsim(&["run", launch]);
     assert_eq!(with.stdout, without.stdout);
+    let report: Value = serde_json::from_slice(
+        &warpsim(&["run", launch, "--json", "-"]).stdout,
+    )
+    .expect("JSON report");
+    let clock_mhz = report["clock_mhz"].as_f64().expect("clock_mhz");
+    let cycles = report["cycles"].as_u64().expect("cycles");
     let trace = read_json(&path);
-    assert_eq!(trace["traceEvents"], json!([]));
     assert_eq!(trace["displayTimeUnit"], "ns");
     assert_eq!(
         trace["otherData"],
-        json!({"kernel": "reduceShared", "clock_mhz": 1755, "note": NO_TIMELINE_NOTE})
+        json!({"kernel": "reduceShared", "clock_mhz": report["clock_mhz"]})
     );
+    let events = trace["traceEvents"].as_array().expect("traceEvents");
+    let named: Vec<u64> = events
+        .iter()
+        .filter(|event| event["name"] == "process_name")
+        .map(|event| event["pid"].as_u64().expect("pid"))
+        .collect();
+    let blocks: Vec<&Value> = events
+        .iter()
+        .filter(|event| event["ph"] == "X" && event["tid"] == 0)
+        .collect();
+    let mut linear: Vec<u64> = blocks
+        .iter()
+        .map(|block| block["args"]["linear"].as_u64().expect("linear"))
+        .collect();
+    linear.sort_unstable();
+    assert_eq!(linear, (0..16).collect::<Vec<u64>>());
+    let mut spans = std::collections::HashMap::new();
+    for block in &blocks {
+        assert!(named.contains(&block["pid"].as_u64().unwrap()), "{block}");
+        let start = block["args"]["start_cycle"].as_u64().unwrap();
+        let end = block["args"]["end_cycle"].as_u64().unwrap();
+        assert!(start < end && end <= cycles, "{block}");
+        let ts = block["ts"].as_f64().unwrap();
+        let dur = block["dur"].as_f64().unwrap();
+        assert!((ts - start as f64 / clock_mhz).abs() < 1e-9, "{block}");
+        assert!((ts + dur - end as f64 / clock_mhz).abs() < 1e-9, "{block}");
+        spans.insert(block["args"]["linear"].as_u64().unwrap(), (ts, ts + dur));
+    }
+    let warps: Vec<&Value> = events
+        .iter()
+        .filter(|event| event["ph"] == "X" && event["tid"] != 0)
+        .collect();
+    // reduceShared waits at __syncthreads: its warps have barrier spans.
+    assert!(!warps.is_empty());
+    for warp in warps {
+        assert_eq!(warp["name"], "stall_barrier");
+        let (start, end) = spans[&warp["args"]["block"].as_u64().unwrap()];
+        let ts = warp["ts"].as_f64().unwrap();
+        let dur = warp["dur"].as_f64().unwrap();
+        assert!(ts >= start - 1e-9 && ts + dur <= end + 1e-9, "{warp}");
+    }
 
     // `check` records it too.
     let checked = dir.join("checked.json");

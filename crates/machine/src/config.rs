@@ -274,7 +274,7 @@ impl Default for TimingConfig {
             l1_bytes: 128 * 1024,
             l1_ways: 4,
             l1_sectors_per_cycle: 4,
-            dram_bytes_per_cycle: 1900,
+            dram_bytes_per_cycle: 2000,
             l2_bytes: 50 * 1024 * 1024,
             l2_ways: 16,
             dram_latency: 577,

@@ -218,9 +218,11 @@ LOOP:
 "#;
 
 #[test]
-fn a_fault_ends_the_kernel_after_its_group_of_blocks() {
-    // Block 0 runs alone first: its fault ends the launch there, as a GPU
-    // ends a kernel at its first fault.
+fn a_fault_ends_the_kernel_at_the_end_of_its_time_window() {
+    // The 6 blocks are resident at once, one per SM, and run the same loop
+    // in step: each reaches its limit of 1,000 instructions (the 1,001st
+    // issue faults) in the same time window, which ends the launch. The
+    // reported fault is block 0's, as on every host.
     for host_threads in [1, 2] {
         let out = kernel(RUNAWAY)
             .grid([3, 2, 1])
@@ -229,9 +231,9 @@ fn a_fault_ends_the_kernel_after_its_group_of_blocks() {
             .host_threads(host_threads)
             .run();
         assert_eq!(out.fault().block, [0, 0, 0]);
-        assert_eq!(out.outcome.failed_blocks, 1);
-        assert_eq!(out.outcome.stats.blocks_run, 1);
-        assert_eq!(out.outcome.stats.warp_instructions(), 1001);
+        assert_eq!(out.outcome.failed_blocks, 6);
+        assert_eq!(out.outcome.stats.blocks_run, 6);
+        assert_eq!(out.outcome.stats.warp_instructions(), 6 * 1001);
     }
 }
 
@@ -296,8 +298,16 @@ fn cross_block_atomics_are_deterministic_whatever_the_host_threads() {
             .u32s(1)
     };
     let reference = launch(1);
-    // One host thread runs the blocks in order.
-    assert_eq!(reference, (0..blocks).collect::<Vec<u32>>());
+    // The first 132 blocks go one to an SM, the next 124 to a second slot of
+    // SMs 0-123 (the scheduler spreads a launch breadth first). Within a
+    // time window the SMs run in SM order, and on an SM the first block's
+    // warp is the older: SM by SM, each SM's blocks take their tickets in
+    // slot order.
+    let sms = 132u32;
+    let expected: Vec<u32> = (0..sms)
+        .flat_map(|sm| [sm, sm + sms].into_iter().filter(|&block| block < blocks))
+        .collect();
+    assert_eq!(reference, expected);
     for _ in 0..5 {
         assert_eq!(launch(2), reference);
         assert_eq!(launch(4), reference);
