@@ -174,10 +174,8 @@ fn run_with_timeline_writes_a_trace_and_leaves_the_report_alone() {
     assert_eq!(with.status.code(), Some(0), "{:?}", with);
     let without = warpsim(&["run", launch]);
     assert_eq!(with.stdout, without.stdout);
-    let report: Value = serde_json::from_slice(
-        &warpsim(&["run", launch, "--json", "-"]).stdout,
-    )
-    .expect("JSON report");
+    let report: Value = serde_json::from_slice(&warpsim(&["run", launch, "--json", "-"]).stdout)
+        .expect("JSON report");
     let clock_mhz = report["clock_mhz"].as_f64().expect("clock_mhz");
     let cycles = report["cycles"].as_u64().expect("cycles");
     let trace = read_json(&path);

@@ -52,7 +52,10 @@ pub struct LaunchEnv<'a> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Peek {
     /// Path `path` issues the instruction at `pc` next.
-    Ready { path: usize, pc: u32 },
+    Ready {
+        path: usize,
+        pc: u32,
+    },
     /// Every path of the warp waits (a barrier, a warp sync).
     Blocked,
     Finished,
@@ -317,7 +320,9 @@ impl<'a> BlockRunner<'a> {
 
     /// Whether the block's warps are all finished.
     pub fn is_finished(&self) -> bool {
-        self.warps.iter().all(|warp| warp.paths.is_empty() || warp.is_finished())
+        self.warps
+            .iter()
+            .all(|warp| warp.paths.is_empty() || warp.is_finished())
     }
 
     /// When no warp of the block can issue and none waits for anything

@@ -67,6 +67,7 @@ pub(crate) fn run_gpu<'a>(
     let timing_config = &config.timing;
     let costs = Costs::new(timing_config);
     let timings = instruction_timings(program);
+    let pipe_costs = costs.per_instruction(&timings);
     let sm_count = config.device.sm_count;
     let mut sms: Vec<Sm<'a>> = (0..sm_count)
         .map(|index| Sm::new(index, occupancy.blocks_per_sm, timing_config))
@@ -119,19 +120,29 @@ pub(crate) fn run_gpu<'a>(
         let shared = Shared {
             env,
             timings: &timings,
+            pipe_costs: &pipe_costs,
             costs: &costs,
             l2: &l2,
             dram_share: 1.0,
             record_timeline,
             hardware_fma,
         };
-        let mut stats = stats_pool[0].lock().unwrap_or_else(|error| error.into_inner());
+        let mut stats = stats_pool[0]
+            .lock()
+            .unwrap_or_else(|error| error.into_inner());
         'wave: for slot in 0..occupancy.blocks_per_sm as usize {
             for sm in sms.iter_mut() {
                 if next_block >= block_count {
                     break 'wave;
                 }
-                sm.launch(&shared, &mut stats, slot, next_block, block_at(next_block), 0);
+                sm.launch(
+                    &shared,
+                    &mut stats,
+                    slot,
+                    next_block,
+                    block_at(next_block),
+                    0,
+                );
                 next_block += 1;
             }
         }
@@ -152,6 +163,7 @@ pub(crate) fn run_gpu<'a>(
         let shared = Shared {
             env,
             timings: &timings,
+            pipe_costs: &pipe_costs,
             costs: &costs,
             l2: &l2,
             dram_share: f64::from(timing_config.dram_bytes_per_cycle) / active_count as f64,
@@ -166,11 +178,7 @@ pub(crate) fn run_gpu<'a>(
             sm.run_until(&shared, &mut stats, window_end);
         };
         if parallel {
-            pool.install(|| {
-                sms.par_iter_mut()
-                    .filter(|sm| sm.is_active())
-                    .for_each(run)
-            });
+            pool.install(|| sms.par_iter_mut().filter(|sm| sm.is_active()).for_each(run));
         } else {
             sms.iter_mut().filter(|sm| sm.is_active()).for_each(run);
         }
@@ -182,8 +190,12 @@ pub(crate) fn run_gpu<'a>(
             }
             sm.end_window();
             for departure in sm.departures.drain(..) {
-                outcome.findings.add_block(departure.linear, departure.findings);
-                outcome.printed.add_block(departure.linear, departure.printed);
+                outcome
+                    .findings
+                    .add_block(departure.linear, departure.findings);
+                outcome
+                    .printed
+                    .add_block(departure.linear, departure.printed);
                 control.blocks_done.fetch_add(1, Ordering::Relaxed);
                 if let Some(error) = departure.error {
                     if error.kind != FaultKind::Interrupted {
@@ -201,7 +213,9 @@ pub(crate) fn run_gpu<'a>(
             }
         }
         // Livelocks: a block whose state repeats with no memory changing.
-        let mut shared_stats = stats_pool[0].lock().unwrap_or_else(|error| error.into_inner());
+        let mut shared_stats = stats_pool[0]
+            .lock()
+            .unwrap_or_else(|error| error.into_inner());
         let fingerprint = sms
             .iter_mut()
             .flat_map(|sm| {
@@ -239,11 +253,12 @@ pub(crate) fn run_gpu<'a>(
             Vec::new()
         };
         if !stuck.is_empty() {
-            let not_resident = (across_blocks && next_block < block_count)
-                .then(|| block_at(next_block));
+            let not_resident =
+                (across_blocks && next_block < block_count).then(|| block_at(next_block));
             let shared = Shared {
                 env,
                 timings: &timings,
+                pipe_costs: &pipe_costs,
                 costs: &costs,
                 l2: &l2,
                 dram_share: 1.0,
@@ -268,8 +283,12 @@ pub(crate) fn run_gpu<'a>(
                 }
                 sm.evict(&shared, &mut shared_stats, linear, Box::new(error));
                 for departure in sm.departures.drain(..) {
-                    outcome.findings.add_block(departure.linear, departure.findings);
-                    outcome.printed.add_block(departure.linear, departure.printed);
+                    outcome
+                        .findings
+                        .add_block(departure.linear, departure.findings);
+                    outcome
+                        .printed
+                        .add_block(departure.linear, departure.printed);
                     control.blocks_done.fetch_add(1, Ordering::Relaxed);
                     if let Some(error) = departure.error {
                         outcome.failed_blocks += 1;
@@ -292,6 +311,7 @@ pub(crate) fn run_gpu<'a>(
         let shared = Shared {
             env,
             timings: &timings,
+            pipe_costs: &pipe_costs,
             costs: &costs,
             l2: &l2,
             dram_share: 1.0,
@@ -328,9 +348,11 @@ pub(crate) fn run_gpu<'a>(
         };
     }
     for stats in stats_pool {
-        outcome
-            .stats
-            .merge(&stats.into_inner().unwrap_or_else(|error| error.into_inner()));
+        outcome.stats.merge(
+            &stats
+                .into_inner()
+                .unwrap_or_else(|error| error.into_inner()),
+        );
     }
     let timing = &mut outcome.timing;
     let mut timeline = record_timeline.then(Timeline::default);

@@ -48,6 +48,7 @@ use std::collections::HashMap;
 use crate::block::{BlockRunner, LaunchEnv, PathStreak, Peek};
 use crate::config::{SchedulerPolicy, TimingConfig};
 use crate::error::ExecError;
+use crate::program::Kind;
 use crate::stats::{RunStats, StallReason};
 use crate::timing::cache::SectorCache;
 use crate::timing::operands::{InstructionTiming, MemoryPipe, Pipe};
@@ -172,6 +173,14 @@ impl Costs {
         }
     }
 
+    /// Each instruction's pipe cost, looked up once per launch.
+    pub(crate) fn per_instruction(&self, timings: &[InstructionTiming]) -> Vec<PipeCost> {
+        timings
+            .iter()
+            .map(|instruction| self.of(instruction.pipe))
+            .collect()
+    }
+
     fn of(&self, pipe: Pipe) -> PipeCost {
         match pipe {
             Pipe::Fp32 => self.fp32,
@@ -193,6 +202,8 @@ impl Costs {
 pub(crate) struct Shared<'s, 'a> {
     pub env: &'a LaunchEnv<'a>,
     pub timings: &'s [InstructionTiming],
+    /// What each instruction's pipe costs ([`Costs::per_instruction`]).
+    pub pipe_costs: &'s [PipeCost],
     pub costs: &'s Costs,
     /// The L2 as it was at the start of the window.
     pub l2: &'s SectorCache,
@@ -248,6 +259,9 @@ struct SubPartition {
     warps: Vec<WarpRef>,
     /// Index in `warps` of the warp that issued last.
     greedy: usize,
+    /// No warp of the sub-partition can issue before this cycle (the
+    /// minimum of their `earliest`, kept when it is lowered).
+    next_possible: u64,
     port_free: [u64; PORTS],
 }
 
@@ -374,6 +388,9 @@ impl<'a> Sm<'a> {
                 }
             })
             .collect();
+        for sub in &mut self.sub_partitions {
+            sub.next_possible = sub.next_possible.min(start);
+        }
         self.resident_warps += warp_count as u64;
         self.first_active = self.first_active.min(start);
         self.slots[slot] = Some(ResidentBlock {
@@ -385,8 +402,7 @@ impl<'a> Sm<'a> {
             blocked_warps: 0,
             barrier_counted: 0,
         });
-        if self.cycle < start && !self.slots.iter().flatten().any(|block| block.start < start)
-        {
+        if self.cycle < start && !self.slots.iter().flatten().any(|block| block.start < start) {
             // Nothing else was resident: the SM sleeps until the block starts.
             self.cycle = start;
         }
@@ -409,7 +425,12 @@ impl<'a> Sm<'a> {
     /// `fma.rn.f32` its single rounding directly.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
-    unsafe fn run_until_avx2_fma(&mut self, shared: &Shared<'_, 'a>, stats: &mut RunStats, end: u64) {
+    unsafe fn run_until_avx2_fma(
+        &mut self,
+        shared: &Shared<'_, 'a>,
+        stats: &mut RunStats,
+        end: u64,
+    ) {
         self.run_until_with::<true>(shared, stats, end)
     }
 
@@ -434,7 +455,11 @@ impl<'a> Sm<'a> {
                     next = next.min(block.start);
                 }
             }
-            let following = if issued { cycle + 1 } else { next.max(cycle + 1) };
+            let following = if issued {
+                cycle + 1
+            } else {
+                next.max(cycle + 1)
+            };
             let following = following.min(end);
             let span = following - cycle;
             if self.is_active() {
@@ -461,50 +486,69 @@ impl<'a> Sm<'a> {
         cycle: u64,
         next: &mut u64,
     ) -> bool {
-        let count = self.sub_partitions[sub_partition].warps.len();
-        if count == 0 {
+        let possible = self.sub_partitions[sub_partition].next_possible;
+        if possible > cycle {
+            // No warp of the sub-partition can issue yet.
+            *next = (*next).min(possible);
             return false;
         }
-        let first = match self.scheduler {
-            SchedulerPolicy::GreedyThenOldest => self.sub_partitions[sub_partition].greedy,
-            SchedulerPolicy::LooseRoundRobin => {
-                (self.sub_partitions[sub_partition].greedy + 1) % count
+        let mut earliest_other = NEVER;
+        // Warps woken during the scan (a barrier opening, lanes let go at a
+        // reconvergence point) lower it again.
+        self.sub_partitions[sub_partition].next_possible = NEVER;
+        // The scan starts over when a warp leaves the list under it.
+        'scan: loop {
+            let count = self.sub_partitions[sub_partition].warps.len();
+            if count == 0 {
+                self.sub_partitions[sub_partition].next_possible = NEVER;
+                return false;
             }
-        };
-        let mut attempt = 0;
-        while attempt < count {
-            // Greedy first, then the rest oldest first (or, round robin,
-            // the ones after the last issued).
-            let position = match self.scheduler {
-                SchedulerPolicy::GreedyThenOldest => match attempt {
-                    0 => first.min(count - 1),
-                    n if n <= first => n - 1,
-                    n => n,
-                },
-                SchedulerPolicy::LooseRoundRobin => (first + attempt) % count,
+            let first = match self.scheduler {
+                SchedulerPolicy::GreedyThenOldest => self.sub_partitions[sub_partition].greedy,
+                SchedulerPolicy::LooseRoundRobin => {
+                    (self.sub_partitions[sub_partition].greedy + 1) % count
+                }
             };
-            attempt += 1;
-            let warp_ref = self.sub_partitions[sub_partition].warps[position];
-            let earliest = self.warp(warp_ref).earliest;
-            if earliest > cycle {
-                *next = (*next).min(earliest);
-                continue;
-            }
-            match self.try_issue::<HARDWARE_FMA>(shared, stats, warp_ref, cycle) {
-                Attempt::Issued => {
-                    let sub = &mut self.sub_partitions[sub_partition];
-                    // The warp may have finished and left the list.
-                    sub.greedy = position.min(sub.warps.len().saturating_sub(1));
-                    return true;
+            let mut attempt = 0;
+            while attempt < count {
+                // Greedy first, then the rest oldest first (or, round robin,
+                // the ones after the last issued).
+                let position = match self.scheduler {
+                    SchedulerPolicy::GreedyThenOldest => match attempt {
+                        0 => first.min(count - 1),
+                        n if n <= first => n - 1,
+                        n => n,
+                    },
+                    SchedulerPolicy::LooseRoundRobin => (first + attempt) % count,
+                };
+                attempt += 1;
+                let warp_ref = self.sub_partitions[sub_partition].warps[position];
+                let earliest = self.warp(warp_ref).earliest;
+                if earliest > cycle {
+                    earliest_other = earliest_other.min(earliest);
+                    continue;
                 }
-                Attempt::Stalled(until) => *next = (*next).min(until),
-                Attempt::Left => {
-                    // The list changed under the scan: start it over.
-                    return self.issue_in::<HARDWARE_FMA>(shared, stats, sub_partition, cycle, next);
+                match self.try_issue::<HARDWARE_FMA>(shared, stats, warp_ref, cycle) {
+                    Attempt::Issued => {
+                        let sub = &mut self.sub_partitions[sub_partition];
+                        // The warp may have finished and left the list.
+                        sub.greedy = position.min(sub.warps.len().saturating_sub(1));
+                        // Others may be ready next cycle; the scan then
+                        // finds out.
+                        sub.next_possible = cycle + 1;
+                        return true;
+                    }
+                    Attempt::Stalled(until) => earliest_other = earliest_other.min(until),
+                    Attempt::Left => continue 'scan,
                 }
             }
+            let sub = &mut self.sub_partitions[sub_partition];
+            // A warp woken at this cycle issues at the next one at the
+            // earliest.
+            sub.next_possible = sub.next_possible.max(cycle + 1).min(earliest_other);
+            *next = (*next).min(sub.next_possible);
+            return false;
         }
-        false
     }
 
     fn warp(&self, warp_ref: WarpRef) -> &WarpTiming {
@@ -573,7 +617,7 @@ impl<'a> Sm<'a> {
             return Attempt::Stalled(ready);
         }
         let pipe = instruction.pipe;
-        let cost = shared.costs.of(pipe);
+        let cost = shared.pipe_costs[pc as usize];
         let sub_partition = timing.sub_partition as usize;
         let ports = &self.sub_partitions[sub_partition].port_free;
         let port_free = ports[cost.port];
@@ -602,7 +646,15 @@ impl<'a> Sm<'a> {
         timing.accounted = cycle + 1;
         timing.earliest = cycle + 1;
         timing.last_pc = pc;
-        let generations = block.runner.barrier_generations();
+        // Only barriers and exits open barriers (an exit lowers the count
+        // of threads a barrier waits for).
+        let may_open_barrier = matches!(pipe, Pipe::Barrier)
+            || matches!(shared.env.program.code[pc as usize].kind, Kind::Exit);
+        let generations = if may_open_barrier {
+            block.runner.barrier_generations()
+        } else {
+            0
+        };
         if pipe == Pipe::Barrier {
             // The barrier unit counts one warp's arrival per
             // `barrier_latency_per_warp` cycles (programs/timing: a barrier
@@ -623,7 +675,7 @@ impl<'a> Sm<'a> {
         self.sub_partitions[sub_partition].port_free[cost.port] = cycle + u64::from(cost.interval);
         self.complete(shared, stats, warp_ref, pc, pipe, cost, cycle);
         let block = self.slots[slot].as_mut().expect("resident");
-        if block.runner.barrier_generations() != generations {
+        if may_open_barrier && block.runner.barrier_generations() != generations {
             // A barrier opened (the last arrival, or an exit that made the
             // arrived threads enough): its warps, the last to arrive
             // included, go on once the unit has counted every arrival and
@@ -670,7 +722,9 @@ impl<'a> Sm<'a> {
             Pipe::Fence => {
                 // A fence waits for the warp's stores and atomics to be
                 // performed (at the L2 for the GPU scope).
-                let block = self.slots[warp_ref.slot as usize].as_mut().expect("resident");
+                let block = self.slots[warp_ref.slot as usize]
+                    .as_mut()
+                    .expect("resident");
                 let timing = &mut block.warps[warp_ref.warp as usize];
                 if timing.memory_done > cycle + 1 {
                     stall(stats, timing, pc, StallReason::Membar, timing.memory_done);
@@ -685,7 +739,9 @@ impl<'a> Sm<'a> {
             _ => (cost.latency, cost.reason),
         };
         let writes = shared.timings[pc as usize].operands;
-        let block = self.slots[warp_ref.slot as usize].as_mut().expect("resident");
+        let block = self.slots[warp_ref.slot as usize]
+            .as_mut()
+            .expect("resident");
         let timing = &mut block.warps[warp_ref.warp as usize];
         let ready = cycle + u64::from(latency);
         for &register in writes.writes() {
@@ -712,8 +768,8 @@ impl<'a> Sm<'a> {
         let state = &block.runner.state;
         let instruction = &shared.env.program.code[pc as usize].kind;
         let (is_store, is_atomic) = match instruction {
-            crate::program::Kind::Store { .. } => (true, false),
-            crate::program::Kind::Atom { dst, .. } => (dst.is_none(), true),
+            Kind::Store { .. } => (true, false),
+            Kind::Atom { dst, .. } => (dst.is_none(), true),
             _ => (false, false),
         };
         let wavefronts = state.last_wavefronts;
@@ -745,8 +801,12 @@ impl<'a> Sm<'a> {
             let queue = start - cycle;
             let mut slowest = 0u64;
             for index in 0..state.sectors.len() {
-                let sector = self.slots[slot].as_ref().expect("resident").runner.state.sectors
-                    [index];
+                let sector = self.slots[slot]
+                    .as_ref()
+                    .expect("resident")
+                    .runner
+                    .state
+                    .sectors[index];
                 let arrival = if is_atomic {
                     self.l2_access(shared, sector, cycle, false);
                     u64::from(config.atomic_latency)
@@ -834,6 +894,8 @@ impl<'a> Sm<'a> {
             };
             block.blocked_warps -= 1;
             timing.earliest = release;
+            let sub = &mut self.sub_partitions[timing.sub_partition as usize];
+            sub.next_possible = sub.next_possible.min(release);
             stall(stats, timing, timing.last_pc, StallReason::Barrier, release);
             if shared.record_timeline {
                 self.warp_spans.push(WarpSpan {
