@@ -62,6 +62,7 @@ pub struct Launcher {
     keep_going: bool,
     params_override: Option<Vec<u8>>,
     check_initialization: bool,
+    registers_per_thread: Option<u32>,
 }
 
 /// Starts a launch of the only kernel of `source`.
@@ -77,6 +78,7 @@ pub fn kernel(source: &str) -> Launcher {
         keep_going: false,
         params_override: None,
         check_initialization: false,
+        registers_per_thread: None,
     }
 }
 
@@ -142,6 +144,12 @@ impl Launcher {
     }
 
     /// Runs the initialization checker too (as `warpsim check` does).
+    /// Registers per thread, which decide how many blocks an SM holds.
+    pub fn registers(mut self, registers_per_thread: u32) -> Self {
+        self.registers_per_thread = Some(registers_per_thread);
+        self
+    }
+
     pub fn check_initialization(mut self) -> Self {
         self.check_initialization = true;
         self
@@ -216,7 +224,7 @@ impl Launcher {
             dynamic_shared_bytes: self.dynamic_shared_bytes,
             params: self.params_override.unwrap_or(params),
             global_variable_addresses,
-            registers_per_thread: None,
+            registers_per_thread: self.registers_per_thread,
         };
         let options = RunOptions {
             host_threads: self.host_threads,

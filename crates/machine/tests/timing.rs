@@ -1,0 +1,346 @@
+//! The shape of the timing model: a dependent chain takes its length times
+//! the latency the machine file gives, each extra wavefront of a bank
+//! conflict costs what the H100 measured, DRAM traffic never exceeds the
+//! configured bandwidth, occupancy decides time exactly where the
+//! calculator says, stalls are counted under the right reasons, and cycles
+//! do not depend on the host threads.
+
+mod common;
+
+use common::*;
+use warpsim_machine::stats::StallReason;
+use warpsim_machine::timing::LaunchTiming;
+use warpsim_machine::MachineConfig;
+
+/// One warp: `length` dependent `fma.rn.f32` between two clock reads; the
+/// store after the chain waits for its result, and the second clock read
+/// issues after the store. Writes the cycles between the reads to OUT[0].
+fn fma_chain(length: usize) -> String {
+    let chain = "    fma.rn.f32 %a, %a, %b, %b;\n".repeat(length);
+    format!(
+        r#"
+.kernel chain(.param .u64 OUT)
+{{
+    .reg .u64 %c0, %c1, %d, %po;
+    .reg .f32 %a, %b;
+    .reg .u32 %t;
+    ld.param.u64 %po, [OUT];
+    mov.u32 %t, %tid.x;
+    cvt.rn.f32.u32 %a, %t;
+    cvt.rn.f32.u32 %b, %t;
+    mov.u64 %c0, %clock64;
+{chain}    st.global.f32 [%po+8], %a;
+    mov.u64 %c1, %clock64;
+    sub.u64 %d, %c1, %c0;
+    st.global.u64 [%po], %d;
+}}
+"#
+    )
+}
+
+fn chain_cycles(length: usize, config: &MachineConfig) -> (u64, Outcome) {
+    let out = kernel(&fma_chain(length))
+        .threads(32)
+        .arg(Arg::zeros(4))
+        .config(config.clone())
+        .run()
+        .ok();
+    (out.u64s(0)[0], out)
+}
+
+fn timing(out: &Outcome) -> &LaunchTiming {
+    out.outcome.timing.as_ref().expect("the launch ran")
+}
+
+#[test]
+fn a_dependent_chain_takes_its_length_times_the_latency() {
+    for latency in [4, 6] {
+        let mut config = MachineConfig::hopper();
+        config.timing.fp32_latency = latency;
+        let (short, _) = chain_cycles(32, &config);
+        let (long, out) = chain_cycles(64, &config);
+        assert_eq!(long - short, 32 * u64::from(latency), "latency {latency}");
+        // Each fma but the first waits `latency - 1` cycles for the one
+        // before it (a fixed-latency dependency: `stall_wait`) and issues
+        // in one.
+        let fma: Vec<_> = out
+            .program
+            .code
+            .iter()
+            .enumerate()
+            .filter(|(_, instruction)| {
+                matches!(instruction.kind, warpsim_machine::program::Kind::Fma { .. })
+            })
+            .map(|(pc, _)| out.outcome.stats.per_instruction[pc])
+            .collect();
+        assert_eq!(fma.len(), 64);
+        // The first waits for the conversions before it; the 63 after it
+        // for the fma before each.
+        let fma = &fma[1..];
+        let selected: u64 = fma
+            .iter()
+            .map(|stats| stats.stalls[StallReason::Selected as usize])
+            .sum();
+        let waited: u64 = fma
+            .iter()
+            .map(|stats| stats.stalls[StallReason::Wait as usize])
+            .sum();
+        assert_eq!(selected, 63);
+        assert_eq!(waited, 63 * (u64::from(latency) - 1));
+        // Every warp-cycle at the chain is one of those two.
+        let total: u64 = fma.iter().map(|stats| stats.warp_cycles()).sum();
+        assert_eq!(total, selected + waited);
+    }
+}
+
+/// One warp chases `hops` dependent shared-memory loads after a first one;
+/// lane `l` reads word `l * stride`, which holds its own byte address, so
+/// with stride 1 the 32 lanes hit 32 banks and with stride `n` (a power of
+/// two up to 32) they make an `n`-way conflict. The clock is read right
+/// after the first load issues (the store before it has left the
+/// sub-partition's MIO port by then), so the timed part waits for `hops + 1`
+/// loads. Writes the cycles to OUT[0].
+fn shared_chase(stride: u32, hops: usize) -> String {
+    let chase = "    ld.shared.u32 %addr, [%addr];\n".repeat(hops);
+    format!(
+        r#"
+.kernel chase(.param .u64 OUT)
+{{
+    .shared .align 4 .u32 words[1024];
+    .reg .u64 %c0, %c1, %d, %po;
+    .reg .u32 %t, %addr, %base;
+    ld.param.u64 %po, [OUT];
+    mov.u32 %t, %tid.x;
+    mov.u32 %base, words;
+    mul.lo.u32 %addr, %t, {stride};
+    shl.b32 %addr, %addr, 2;
+    add.u32 %addr, %addr, %base;
+    st.shared.u32 [%addr], %addr;
+    bar.sync 0;
+    ld.shared.u32 %addr, [%addr];
+    mov.u64 %c0, %clock64;
+{chase}    st.global.u32 [%po+8], %addr;
+    mov.u64 %c1, %clock64;
+    sub.u64 %d, %c1, %c0;
+    st.global.u64 [%po], %d;
+}}
+"#
+    )
+}
+
+#[test]
+fn each_extra_wavefront_of_a_conflict_costs_what_the_h100_measured() {
+    let hops = 16;
+    let config = MachineConfig::hopper();
+    let per_extra = u64::from(config.timing.shared_latency_per_extra_wavefront);
+    let run = |stride: u32| {
+        kernel(&shared_chase(stride, hops))
+            .threads(32)
+            .arg(Arg::zeros(4))
+            .run()
+            .ok()
+    };
+    let conflict_free = run(1);
+    let base = conflict_free.u64s(0)[0];
+    for ways in [2u64, 4, 8, 16, 32] {
+        let out = run(ways as u32);
+        // programs/timing: a chase's load takes 23 + 2 (N - 1) cycles.
+        assert_eq!(
+            out.u64s(0)[0] - base,
+            (hops as u64 + 1) * per_extra * (ways - 1),
+            "{ways}-way"
+        );
+        // The shared-memory pipe spends N - 1 extra cycles per load, and
+        // for the store that set the words up (same lanes, same banks).
+        let conflict_cycles: u64 = out
+            .outcome
+            .stats
+            .per_instruction
+            .iter()
+            .map(|stats| stats.conflict_cycles)
+            .sum();
+        assert_eq!(
+            conflict_cycles,
+            (hops as u64 + 2) * (ways - 1),
+            "{ways}-way"
+        );
+    }
+}
+
+/// A float copy, one element per thread.
+const COPY: &str = r#"
+.kernel copy(.param .u64 IN, .param .u64 OUT)
+{
+    .reg .u32 %t, %b, %n, %i;
+    .reg .u64 %pi, %po, %off;
+    .reg .f32 %v;
+    mov.u32 %t, %tid.x;
+    mov.u32 %b, %ctaid.x;
+    mov.u32 %n, %ntid.x;
+    mad.lo.u32 %i, %b, %n, %t;
+    mul.wide.u32 %off, %i, 4;
+    ld.param.u64 %pi, [IN];
+    ld.param.u64 %po, [OUT];
+    add.u64 %pi, %pi, %off;
+    add.u64 %po, %po, %off;
+    ld.global.f32 %v, [%pi];
+    st.global.f32 [%po], %v;
+}
+"#;
+
+#[test]
+fn a_copy_moves_no_more_bytes_per_cycle_than_dram_delivers() {
+    let elements = 1 << 20;
+    let blocks = elements / 256;
+    for bandwidth in [2000u32, 500] {
+        let mut config = MachineConfig::hopper();
+        config.timing.dram_bytes_per_cycle = bandwidth;
+        let out = kernel(COPY)
+            .grid([blocks as u32, 1, 1])
+            .threads(256)
+            .args(&[Arg::zeros(elements), Arg::zeros(elements)])
+            .config(config)
+            .run()
+            .ok();
+        let timing = timing(&out);
+        // Every byte read misses the cold L2 and every byte written is
+        // written back: twice the buffer's bytes cross the DRAM interface.
+        assert_eq!(timing.dram_bytes, 2 * 4 * elements as u64);
+        assert_eq!(timing.dram_sectors * 32, 4 * elements as u64);
+        // Reads cannot outrun the bandwidth; write-backs share it, and those
+        // queued when the last block ends drain after it (the kernel ends
+        // when its stores reach the L2, as on the H100): here under a tenth
+        // of the traffic.
+        let cycles = timing.cycles as f64;
+        let read_per_cycle = (timing.dram_sectors * 32) as f64 / cycles;
+        assert!(
+            read_per_cycle <= f64::from(bandwidth),
+            "{read_per_cycle:.0} read bytes per cycle at {bandwidth}"
+        );
+        let per_cycle = timing.dram_bytes as f64 / cycles;
+        assert!(
+            per_cycle <= 1.1 * f64::from(bandwidth),
+            "{per_cycle:.0} bytes per cycle at {bandwidth}"
+        );
+        // At the lower bandwidth the copy is bound by it.
+        if bandwidth == 500 {
+            assert!(
+                per_cycle > 0.9 * f64::from(bandwidth),
+                "{per_cycle:.0} bytes per cycle at {bandwidth}"
+            );
+        }
+    }
+}
+
+/// Blocks of 256 threads that each run a long dependent chain: latency
+/// bound, so more resident blocks hide more of it.
+const LATENCY_BOUND: &str = r#"
+.kernel work(.param .u64 OUT)
+{
+    .reg .u32 %t, %i;
+    .reg .f32 %a;
+    .reg .pred %p;
+    .reg .u64 %po;
+    mov.u32 %t, %tid.x;
+    cvt.rn.f32.u32 %a, %t;
+    mov.u32 %i, 0;
+LOOP:
+    fma.rn.f32 %a, %a, %a, %a;
+    fma.rn.f32 %a, %a, %a, %a;
+    fma.rn.f32 %a, %a, %a, %a;
+    fma.rn.f32 %a, %a, %a, %a;
+    add.u32 %i, %i, 1;
+    setp.lt.u32 %p, %i, 64;
+@%p bra LOOP;
+    ld.param.u64 %po, [OUT];
+    st.global.f32 [%po], %a;
+}
+"#;
+
+#[test]
+fn occupancy_changes_time_exactly_where_the_calculator_says() {
+    // One-warp blocks, each a dependent chain (latency bound: the blocks an
+    // SM holds run side by side without slowing each other), 8 per SM's
+    // worth. Dynamic shared memory sets how many an SM holds: 228 KiB per
+    // SM, each block its bytes plus the 1 KiB the runtime reserves.
+    let blocks = 132 * 8;
+    let run = |shared_bytes: u32| {
+        let out = kernel(LATENCY_BOUND)
+            .grid([blocks, 1, 1])
+            .threads(32)
+            .dynamic_shared(shared_bytes)
+            .arg(Arg::zeros(1))
+            .run()
+            .ok();
+        let timing = timing(&out).clone();
+        (timing.occupancy.blocks_per_sm, timing.waves, timing.cycles)
+    };
+    let (ten, one_wave, cycles_ten) = run(20 * 1024);
+    let (eight, _, cycles_eight) = run(26 * 1024);
+    let (four, two_waves, cycles_four) = run(56 * 1024);
+    let (two, four_waves, cycles_two) = run(110 * 1024);
+    assert_eq!((ten, eight, four, two), (10, 8, 4, 2));
+    assert!(one_wave < 1.0 && two_waves == 2.0 && four_waves == 4.0);
+    // 10 or 8 per SM: either way every block is resident from the start,
+    // 8 to an SM, and the schedule is the same cycle for cycle.
+    assert_eq!(cycles_ten, cycles_eight);
+    // Each halving of occupancy doubles the waves of this latency-bound
+    // kernel: more than twice... at least the time of the waves added.
+    assert!(
+        cycles_four > 2 * cycles_eight - cycles_eight / 10,
+        "{cycles_four} vs {cycles_eight}"
+    );
+    assert!(
+        cycles_two > 2 * cycles_four - cycles_four / 10,
+        "{cycles_two} vs {cycles_four}"
+    );
+}
+
+#[test]
+fn cycles_counters_and_stalls_do_not_depend_on_the_host_threads() {
+    let run = |host_threads| {
+        let out = kernel(LATENCY_BOUND)
+            .grid([700, 1, 1])
+            .threads(256)
+            .arg(Arg::zeros(1))
+            .host_threads(host_threads)
+            .run()
+            .ok();
+        (timing(&out).clone(), out.outcome.stats.clone())
+    };
+    let reference = run(1);
+    for host_threads in [2, 3] {
+        assert_eq!(run(host_threads), reference, "{host_threads} host threads");
+    }
+}
+
+#[test]
+fn a_barrier_wait_is_counted_at_the_barrier() {
+    // Warp 1 runs a chain before the barrier; warp 0 waits there for it.
+    let source = r#"
+.kernel wait(.param .u64 OUT)
+{
+    .reg .u32 %t;
+    .reg .f32 %a;
+    .reg .pred %p;
+    .reg .u64 %po;
+    mov.u32 %t, %tid.x;
+    cvt.rn.f32.u32 %a, %t;
+    setp.lt.u32 %p, %t, 32;
+@%p bra SYNC;
+    fma.rn.f32 %a, %a, %a, %a;
+    fma.rn.f32 %a, %a, %a, %a;
+    fma.rn.f32 %a, %a, %a, %a;
+    fma.rn.f32 %a, %a, %a, %a;
+SYNC:
+    bar.sync 0;                         // @sync
+    ld.param.u64 %po, [OUT];
+    st.global.f32 [%po], %a;
+}
+"#;
+    let out = kernel(source).threads(64).arg(Arg::zeros(1)).run().ok();
+    let at_barrier = out.outcome.stats.per_instruction[out.pc("@sync") as usize];
+    assert_eq!(at_barrier.stalls[StallReason::Selected as usize], 2);
+    // Both warps wait for the release, warp 0 for warp 1's chain too.
+    assert!(at_barrier.stalls[StallReason::Barrier as usize] > 2 * 13);
+}
