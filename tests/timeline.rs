@@ -11,7 +11,7 @@ use std::process::{Command, Output};
 
 use serde_json::{json, Value};
 use support::repo_root;
-use warpsim_driver::timeline::{Trace, NO_TIMELINE_NOTE};
+use warpsim_driver::timeline::Trace;
 use warpsim_machine::stats::StallReason;
 use warpsim_machine::timing::{BlockSpan, Timeline, WarpSpan};
 

@@ -1,16 +1,16 @@
-//! Runs one thread block: which of its warps runs when and why it waits.
-//! Its warps, their divergent paths' branches and exits, its barriers, the
+//! One thread block: its warps, where each goes next and why it waits,
+//! their divergent paths' branches and exits, its barriers, the
 //! detection of deadlocks and livelocks, and the block's state (shared and
 //! local memory, counters, checker) that `semantics.rs` (what an instruction
 //! computes) and `access.rs` (where a byte lives) work on.
 //!
-//! Warps take turns in a fixed order, each running until it blocks (a barrier,
-//! a warp sync), finishes, or has run a quantum of instructions, so that a warp
-//! spinning on a flag cannot starve the one that will set it. The order is a
-//! pure function of the program and launch: the same inputs give the same
-//! interleaving on every host. Barriers follow the PTX ISA's `bar.sync`
-//! (section 9.7.13.1) with Volta's per-thread arrival, or per-warp arrival
-//! before Volta.
+//! Which warp issues when is the timing model's (`timing/sm.rs`): it asks
+//! [`BlockRunner::peek`] where a warp goes next and has it issue with
+//! [`BlockRunner::issue`]. Within a warp, a path that has run for a while
+//! yields to its siblings, so that one spinning on a flag that another
+//! path will set cannot starve it. Barriers follow the PTX ISA's
+//! `bar.sync` (section 9.7.13.1) with Volta's per-thread arrival, or
+//! per-warp arrival before Volta.
 use warpsim_banks::BankArbiter;
 use warpsim_ir::{BarrierKind, BarrierReduction, StateSpace};
 

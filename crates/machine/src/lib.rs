@@ -5,18 +5,21 @@
 //! Machine state, scheduling and diagnostics live in separate modules
 //! (as in Miri, the Rust interpreter): [`program`] is the dense
 //! executable form, [`warp`] the state of a warp and its divergent paths,
-//! [`block`] the execution of a block (scheduling, barriers, instruction
-//! semantics), [`memory`] the global buffers and address windows, [`stats`]
+//! [`block`] the execution of a block (its warps' paths, barriers and
+//! memories), [`timing`] which warp issues when, [`memory`] the global buffers and address windows, [`stats`]
 //! the counters, and [`error`] the diagnostics. The machine knows nothing of
 //! PTX or files: it takes IR, a launch and buffers, and returns counters and
 //! faults.
 //!
-//! Blocks run in parallel on a rayon pool. Determinism: each block's
-//! interleaving of warps is fixed, per-instruction counters are sums (the same
-//! in any order), and when several blocks fault, the fault of the lowest block
-//! index is the one reported. Kernels whose blocks can communicate (global
-//! atomics, strong global accesses) run their blocks in block order on one
-//! host thread, so their results are the same on every host too.
+//! Launches run on the timing model ([`timing`]): blocks go to SMs as
+//! room frees up, and every SM issues its warps' instructions cycle by
+//! cycle, so time decides the interleaving. Determinism: SMs advance in
+//! time windows in which each depends only on the state at the window's
+//! start, the windows' effects are applied in SM order, and when several
+//! blocks fault, the fault of the lowest block index is the one reported.
+//! Kernels whose blocks can communicate (global atomics, strong global
+//! accesses) run their SMs in SM order on one host thread within a window,
+//! so their results are the same on every host too.
 
 mod access;
 pub mod arith;
@@ -285,10 +288,10 @@ pub fn run(
 }
 
 /// Runs every block of the launch as `options` say, watched and stopped
-/// through `control`. Blocks run in groups in block order; after a group in
-/// which a block faulted no more are started (unless `control.keep_going`),
-/// so the counters cover every block up to the end of that group, the same
-/// on every host.
+/// through `control`, on the timing model's GPU. After the time window in
+/// which a block faulted no more blocks run (unless `control.keep_going`),
+/// so the counters cover what every block did up to the end of that
+/// window, the same on every host.
 pub fn run_with(
     program: &Program,
     launch: &Launch,
