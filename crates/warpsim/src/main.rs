@@ -460,8 +460,8 @@ fn interrupted_or(interrupted: bool, outcome: Outcome) -> Outcome {
 
 /// Watches a launch while it runs: Ctrl-C stops it (the report so far is
 /// still printed); on a terminal, stderr shows how many blocks have run;
-/// and a launch that will take more than a minute says so, with the time
-/// the first block took, before the rest runs.
+/// and a launch that will take more than a minute says so, from the time
+/// the first blocks to finish took.
 struct Watch {
     control: std::sync::Arc<warpsim_driver::RunControl>,
     /// Dropped when the launch ends, which wakes the display at once.
