@@ -532,3 +532,39 @@ fn every_microbenchmark_lands_near_its_hardware_figure() {
         report.join("\n")
     );
 }
+
+/// The H200 preset is sim.toml's H100 with more and faster memory (and the
+/// clock the H200 ran at under Nsight Compute): the same SM, the same
+/// latencies, and a memory-bound copy that takes fewer cycles.
+#[test]
+fn the_h200_preset_is_the_h100_with_faster_memory() {
+    let h100 = warpsim_driver::load_config(Some(&repo_root().join("sim.toml"))).unwrap();
+    let h200 = warpsim_driver::load_config(Some(&repo_root().join("programs/h200.toml"))).unwrap();
+    assert_eq!(h200.sm, h100.sm);
+    assert_eq!(h200.shared_memory, h100.shared_memory);
+    let mut timing = h200.timing.clone();
+    assert_eq!(
+        (
+            timing.l2_bytes,
+            timing.dram_bytes_per_cycle,
+            timing.clock_mhz
+        ),
+        (60 << 20, 3200, 1500)
+    );
+    timing.l2_bytes = h100.timing.l2_bytes;
+    timing.dram_bytes_per_cycle = h100.timing.dram_bytes_per_cycle;
+    timing.clock_mhz = h100.timing.clock_mhz;
+    assert_eq!(timing, h100.timing);
+    let cycles = |config: &str| {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_warpsim"))
+            .current_dir(repo_root())
+            .args(["run", "programs/timing/copy_64mib.toml", "--config", config])
+            .args(["--json", "-"])
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{output:?}");
+        let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        json["cycles"].as_u64().unwrap()
+    };
+    assert!(cycles("programs/h200.toml") < cycles("sim.toml"));
+}

@@ -36,6 +36,11 @@ given for warpsim's cycles normalised by the instruction-count ratio,
 only, showing how much of the error comes from the PTX that warpsim issues
 having more or fewer instructions than the SASS the GPU ran.
 
+Notes follow the tables where warpsim's run does not match the CSV's
+launch: blocks per SM other than the hardware's occupancy limit (the least
+of the CSV's `occupancy_limit_*`), or warp instructions other than the
+`warpsim_warp_instructions` recorded when the hardware was measured.
+
 Prints plain-text tables to stdout. `--markdown PATH` also rewrites the
 part of PATH between the lines `<!-- validation table start -->`
 and `<!-- validation table end -->` with the tables in Markdown (PATH must
@@ -274,6 +279,15 @@ def main():
         blocks = int(hw["blocks"])
         if int(report["blocks_run"]) != blocks:
             notes.append(f"{name}: warpsim ran {report['blocks_run']} blocks, the CSV says {blocks}")
+        limits = [hw.get(f"occupancy_limit_{what}") for what in ("registers", "shared_mem", "warps", "blocks")]
+        if all(limits):
+            hw_blocks_per_sm = min(int(float(limit)) for limit in limits)
+            ws_blocks_per_sm = int(report["occupancy"]["blocks_per_sm"])
+            if ws_blocks_per_sm != hw_blocks_per_sm:
+                notes.append(f"{name}: warpsim fits {ws_blocks_per_sm} blocks per SM "
+                             f"({report.get('registers_per_thread')} registers per thread, from "
+                             f"{report.get('registers_source')}), the hardware {hw_blocks_per_sm} "
+                             f"({hw.get('registers')} registers per thread allocated)")
         recorded = hw.get("warpsim_warp_instructions")
         if recorded and int(float(recorded)) != ws_instructions:
             notes.append(f"{name}: warpsim now executes {ws_instructions:,} warp instructions, "

@@ -308,6 +308,9 @@ pub(crate) struct Sm<'a> {
     pub first_active: u64,
     pub last_active: u64,
     resident_warps: u64,
+    /// Blocks resident, and the latest cycle one of them starts at.
+    resident_blocks: u32,
+    latest_start: u64,
 }
 
 impl<'a> Sm<'a> {
@@ -338,12 +341,14 @@ impl<'a> Sm<'a> {
             first_active: NEVER,
             last_active: 0,
             resident_warps: 0,
+            resident_blocks: 0,
+            latest_start: 0,
         }
     }
 
     /// Whether a block is resident.
     pub(crate) fn is_active(&self) -> bool {
-        self.slots.iter().any(Option::is_some)
+        self.resident_blocks > 0
     }
 
     /// Places block `linear` (index `block_index`) in `slot`, its warps
@@ -392,6 +397,8 @@ impl<'a> Sm<'a> {
             sub.next_possible = sub.next_possible.min(start);
         }
         self.resident_warps += warp_count as u64;
+        self.resident_blocks += 1;
+        self.latest_start = self.latest_start.max(start);
         self.first_active = self.first_active.min(start);
         self.slots[slot] = Some(ResidentBlock {
             linear,
@@ -450,9 +457,11 @@ impl<'a> Sm<'a> {
                     self.issue_in::<HARDWARE_FMA>(shared, stats, sub_partition, cycle, &mut next);
             }
             // Blocks not started yet wake the SM when they start.
-            for block in self.slots.iter().flatten() {
-                if block.start > cycle {
-                    next = next.min(block.start);
+            if self.latest_start > cycle {
+                for block in self.slots.iter().flatten() {
+                    if block.start > cycle {
+                        next = next.min(block.start);
+                    }
                 }
             }
             let following = if issued {
@@ -958,6 +967,7 @@ impl<'a> Sm<'a> {
         let Some(mut block) = self.slots[slot].take() else {
             return;
         };
+        self.resident_blocks -= 1;
         for sub in &mut self.sub_partitions {
             sub.warps.retain(|entry| entry.slot as usize != slot);
             sub.greedy = sub.greedy.min(sub.warps.len().saturating_sub(1));
