@@ -153,6 +153,7 @@ fn exercise(text: &str) -> Result<Reached, TestCaseError> {
             host_threads: 1,
             check_initialization: true,
             timeline: false,
+            sample_waves: 0,
         };
         if let Ok(outcome) = warpsim_machine::run_with(
             &program,

@@ -181,6 +181,10 @@ pub struct TimingReport {
     pub sms_used: u32,
     pub occupancy: OccupancyReport,
     pub memory: MemoryLevels,
+    /// Only the first waves ran (`--sample-waves`): `cycles` is
+    /// extrapolated from theirs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sampled: Option<warpsim_machine::timing::Sampled>,
 }
 
 /// Theoretical and achieved occupancy (fractions of the SM's warp slots),
@@ -230,6 +234,7 @@ impl TimingReport {
                 dram_sectors: timing.dram_sectors,
                 dram_bytes: timing.dram_bytes,
             },
+            sampled: timing.sampled,
         }
     }
 }
@@ -601,7 +606,17 @@ impl Report {
             occupancy.blocks_per_sm,
             if occupancy.blocks_per_sm == 1 { "" } else { "s" },
             timing.waves
-        ))
+        ) + &match &timing.sampled {
+            Some(sampled) => format!(
+                "sampled: {} of {} blocks simulated ({} wave{}, {} cycles), cycles extrapolated\n",
+                grouped(sampled.blocks_simulated),
+                grouped(sampled.blocks),
+                sampled.waves,
+                if sampled.waves == 1 { "" } else { "s" },
+                grouped(sampled.simulated_cycles)
+            ),
+            None => String::new(),
+        })
     }
 
     /// The warp-cycles of each source line, every instruction of the line
@@ -1150,6 +1165,7 @@ mod tests {
             l2_hit_sectors: 60,
             dram_sectors: 40,
             dram_bytes: 1280,
+            sampled: None,
         }
     }
 

@@ -260,6 +260,10 @@ pub struct RunOptions {
     pub check_initialization: bool,
     /// Record what every SM held over time ([`RunOutcome::timeline`]).
     pub timeline: bool,
+    /// Simulate only this many waves of blocks (0: all) and extrapolate the
+    /// launch's cycles from them (`LaunchTiming::sampled`); the counters
+    /// and outputs are those of the blocks simulated.
+    pub sample_waves: u32,
 }
 
 /// Runs every block of the launch on `host_threads` host threads (0: all
@@ -276,6 +280,7 @@ pub fn run(
         host_threads,
         check_initialization: false,
         timeline: false,
+        sample_waves: 0,
     };
     run_with(
         program,
@@ -351,7 +356,7 @@ pub fn run_with(
         occupancy,
         block_count,
         block_at,
-        options.timeline,
+        options,
     );
     let mut outcome = finish_launch(
         config,

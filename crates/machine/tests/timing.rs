@@ -344,3 +344,44 @@ SYNC:
     // Both warps wait for the release, warp 0 for warp 1's chain too.
     assert!(at_barrier.stalls[StallReason::Barrier as usize] > 2 * 13);
 }
+
+#[test]
+fn a_sampled_launch_extrapolates_its_cycles_from_its_first_waves() {
+    // 256-thread blocks of the latency-bound loop: 8 to an SM, 1,056 at
+    // once; 8 waves.
+    let blocks = 132 * 8 * 8;
+    let run = |waves: u32| {
+        kernel(LATENCY_BOUND)
+            .grid([blocks, 1, 1])
+            .threads(256)
+            .arg(Arg::zeros(1))
+            .sample_waves(waves)
+            .run()
+            .ok()
+    };
+    let full = run(0);
+    let sampled = run(2);
+    let full_timing = timing(&full);
+    let sampled_timing = timing(&sampled);
+    assert_eq!(full_timing.sampled, None);
+    let sample = sampled_timing.sampled.expect("sampled");
+    assert_eq!(
+        (sample.waves, sample.blocks_simulated, sample.blocks),
+        (2, 2 * 1056, u64::from(blocks))
+    );
+    assert_eq!(sampled.outcome.stats.blocks_run, 2 * 1056);
+    assert_eq!(
+        sampled_timing.cycles,
+        (sample.simulated_cycles as f64 * 4.0).round() as u64
+    );
+    // Every wave of this kernel is alike: the extrapolation lands within a
+    // few percent of the full run.
+    let error =
+        sampled_timing.cycles.abs_diff(full_timing.cycles) as f64 / full_timing.cycles as f64;
+    assert!(
+        error < 0.05,
+        "{} against {}",
+        sampled_timing.cycles,
+        full_timing.cycles
+    );
+}

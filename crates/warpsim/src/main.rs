@@ -197,6 +197,11 @@ struct TimelineArgs {
     /// waits) to PATH as a Chrome trace, for Perfetto or chrome://tracing.
     #[arg(long = "timeline", value_name = "PATH")]
     path: Option<PathBuf>,
+    /// Simulate only the first K waves of blocks (a wave: as many blocks as
+    /// the GPU holds at once) and extrapolate the launch's cycles from
+    /// them; the counters and outputs are those of the blocks simulated.
+    #[arg(long = "sample-waves", value_name = "K")]
+    sample_waves: Option<u32>,
 }
 
 impl TimelineArgs {
@@ -220,6 +225,7 @@ impl TimelineArgs {
         warpsim_driver::RunOptions {
             host_threads,
             timeline: self.path.is_some(),
+            sample_waves: self.sample_waves.unwrap_or(0),
             ..Default::default()
         }
     }

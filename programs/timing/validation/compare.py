@@ -175,7 +175,7 @@ def launch_table(rows):
 
 
 def stats_table(rows):
-    header = ["class", "launches", "MAPE %", "median |error| %", "max |error| %", "mean error %",
+    header = ["class", "launches", "MAPE %", "median abs. error %", "max abs. error %", "mean error %",
               "Pearson r", "Pearson r (log)", "normalised MAPE %", "normalised r", "normalised r (log)"]
     body = []
     for label, members in groups(rows):
@@ -232,8 +232,9 @@ def markdown(header, body):
     numeric = [all(cell[:1] in "+-0123456789" or cell == "-" for cell in column) for column in zip(*body)] \
         if body else [False] * len(header)
     align = ["---:" if num else "---" for num in numeric]
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(align) + "|"]
-    lines += ["| " + " | ".join(cells) + " |" for cells in body]
+    def row(cells):
+        return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
+    lines = [row(header), "|" + "|".join(align) + "|"] + [row(cells) for cells in body]
     return "\n".join(lines)
 
 

@@ -60,8 +60,10 @@ pub(crate) fn run_gpu<'a>(
     occupancy: Occupancy,
     block_count: u64,
     block_at: impl Fn(u64) -> [u32; 3],
-    record_timeline: bool,
+    options: crate::RunOptions,
 ) -> GpuOutcome {
+    let record_timeline = options.timeline;
+    let sample_waves = options.sample_waves;
     let config = env.config;
     let program = env.program;
     let timing_config = &config.timing;
@@ -84,6 +86,14 @@ pub(crate) fn run_gpu<'a>(
     #[cfg(not(target_arch = "x86_64"))]
     let hardware_fma = false;
     let launch_latency = u64::from(timing_config.block_launch_latency);
+    // Sampling: only the blocks of the first waves run.
+    let capacity = u64::from(occupancy.blocks_per_sm) * u64::from(sm_count);
+    let all_blocks = block_count;
+    let block_count = if sample_waves > 0 {
+        block_count.min(capacity * u64::from(sample_waves))
+    } else {
+        block_count
+    };
     let window = launch_latency.max(1);
     let mut outcome = GpuOutcome {
         stats: RunStats::new(program.code.len()),
@@ -103,13 +113,13 @@ pub(crate) fn run_gpu<'a>(
             resident_warp_cycles: 0,
             max_warps_per_sm: config.sm.max_warps,
             occupancy,
-            blocks: block_count,
-            waves: block_count as f64
-                / (f64::from(occupancy.blocks_per_sm) * f64::from(sm_count)).max(1.0),
+            blocks: all_blocks,
+            waves: all_blocks as f64 / (capacity as f64).max(1.0),
             l1_hit_sectors: 0,
             l2_hit_sectors: 0,
             dram_sectors: 0,
             dram_bytes: 0,
+            sampled: None,
         },
         timeline: None,
     };
@@ -374,6 +384,19 @@ pub(crate) fn run_gpu<'a>(
             timeline.blocks.append(&mut sm.blocks_spans);
             timeline.warps.append(&mut sm.warp_spans);
         }
+    }
+    if block_count < all_blocks {
+        // The blocks not simulated take as long as those that were, wave
+        // for wave.
+        let simulated_cycles = timing.cycles;
+        timing.cycles =
+            (simulated_cycles as f64 * all_blocks as f64 / block_count as f64).round() as u64;
+        timing.sampled = Some(crate::timing::Sampled {
+            waves: sample_waves,
+            blocks_simulated: block_count,
+            blocks: all_blocks,
+            simulated_cycles,
+        });
     }
     if let Some(timeline) = &mut timeline {
         timeline

@@ -55,6 +55,22 @@ pub struct LaunchTiming {
     pub dram_sectors: u64,
     /// Bytes moved between L2 and DRAM, reads and writes.
     pub dram_bytes: u64,
+    /// Set when only the first waves of the launch ran
+    /// (`RunOptions::sample_waves`): `cycles` is then extrapolated.
+    pub sampled: Option<Sampled>,
+}
+
+/// What a sampled launch simulated: the first `waves` waves in full, the
+/// rest extrapolated from them.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Sampled {
+    pub waves: u32,
+    /// Blocks simulated, of the launch's `blocks`.
+    pub blocks_simulated: u64,
+    pub blocks: u64,
+    /// The cycles of the blocks simulated; [`LaunchTiming::cycles`] scales
+    /// them by the blocks not simulated.
+    pub simulated_cycles: u64,
 }
 
 impl LaunchTiming {

@@ -63,6 +63,7 @@ pub struct Launcher {
     params_override: Option<Vec<u8>>,
     check_initialization: bool,
     registers_per_thread: Option<u32>,
+    sample_waves: u32,
 }
 
 /// Starts a launch of the only kernel of `source`.
@@ -79,6 +80,7 @@ pub fn kernel(source: &str) -> Launcher {
         params_override: None,
         check_initialization: false,
         registers_per_thread: None,
+        sample_waves: 0,
     }
 }
 
@@ -144,6 +146,12 @@ impl Launcher {
     }
 
     /// Runs the initialization checker too (as `warpsim check` does).
+    /// Simulate only the first `waves` waves and extrapolate the cycles.
+    pub fn sample_waves(mut self, waves: u32) -> Self {
+        self.sample_waves = waves;
+        self
+    }
+
     /// Registers per thread, which decide how many blocks an SM holds.
     pub fn registers(mut self, registers_per_thread: u32) -> Self {
         self.registers_per_thread = Some(registers_per_thread);
@@ -230,6 +238,7 @@ impl Launcher {
             host_threads: self.host_threads,
             check_initialization: self.check_initialization,
             timeline: false,
+            sample_waves: self.sample_waves,
         };
         let outcome = warpsim_machine::run_with(
             &program,
