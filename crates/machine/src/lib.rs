@@ -243,8 +243,12 @@ pub struct RunControl {
     pub keep_going: bool,
     /// Blocks finished so far, for a progress display.
     pub blocks_done: AtomicU64,
+    /// Simulated cycles and warp instructions issued so far (updated at
+    /// the end of each time window), for a progress display.
+    pub cycles: AtomicU64,
+    pub warp_instructions: AtomicU64,
     /// Set from outside (Ctrl-C) to end the launch: blocks not started are
-    /// not run, and running ones stop at their next scheduling round.
+    /// not run, and running ones stop at the end of the time window.
     pub stop: AtomicBool,
 }
 

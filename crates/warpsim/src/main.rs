@@ -541,9 +541,13 @@ impl Watch {
                 }
                 if terminal && elapsed > std::time::Duration::from_secs(1) {
                     let percent = run as f64 * 100.0 / blocks as f64;
+                    let cycles = watched.cycles.load(Ordering::Relaxed);
+                    let rate = watched.warp_instructions.load(Ordering::Relaxed) as f64
+                        / elapsed.as_secs_f64()
+                        / 1e6;
                     let _ = write!(
                         std::io::stderr(),
-                        "\r\x1b[Kwarpsim: {run} of {blocks} blocks ({percent:.1}%)"
+                        "\r\x1b[Kwarpsim: {run} of {blocks} blocks ({percent:.1}%), {cycles} cycles, {rate:.1}M warp instructions/s"
                     );
                     drawn = true;
                 }

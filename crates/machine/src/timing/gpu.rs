@@ -222,6 +222,10 @@ pub(crate) fn run_gpu<'a>(
                 freed.push((cycle, sm.index, slot));
             }
         }
+        control.cycles.store(window_end, Ordering::Relaxed);
+        control
+            .warp_instructions
+            .store(sms.iter().map(|sm| sm.issued).sum(), Ordering::Relaxed);
         // Livelocks: a block whose state repeats with no memory changing.
         let mut shared_stats = stats_pool[0]
             .lock()
