@@ -568,3 +568,34 @@ fn the_h200_preset_is_the_h100_with_faster_memory() {
     };
     assert!(cycles("programs/h200.toml") < cycles("sim.toml"));
 }
+
+/// The L2 bandwidth the machine file gives is what l2-bandwidth.cu measured:
+/// each row's bytes per cycle follows from its runs' median cycles, and
+/// `[timing]`'s figures are those, rounded to a hundred.
+#[test]
+fn the_l2_bandwidth_is_the_measured_one() {
+    let lines = data_lines("h100-l2-bandwidth.txt");
+    assert_eq!(
+        lines[0],
+        "kind,free_running_ms,free_running_GB_per_s,ncu_gpc_cycles_elapsed_max_runs,ncu_bytes_per_cycle"
+    );
+    let timing = warpsim_machine::MachineConfig::hopper().timing;
+    for line in &lines[1..] {
+        let fields: Vec<&str> = line.split(',').collect();
+        let mut runs: Vec<u64> = fields[3]
+            .split(' ')
+            .map(|run| run.parse().unwrap())
+            .collect();
+        runs.sort_unstable();
+        let median = runs[runs.len() / 2] as f64;
+        let bytes = (16u64 << 20) as f64 * 50.0;
+        let per_cycle: u32 = fields[4].parse().unwrap();
+        assert_eq!((bytes / median).round() as u32, per_cycle, "{line}");
+        let configured = match fields[0] {
+            "read" => timing.l2_read_bytes_per_cycle,
+            "write" => timing.l2_write_bytes_per_cycle,
+            other => panic!("unknown kind {other}"),
+        };
+        assert_eq!(configured, (per_cycle + 50) / 100 * 100, "{line}");
+    }
+}

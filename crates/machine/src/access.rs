@@ -157,6 +157,7 @@ pub(crate) fn memory_access(
     let mut shared_lanes = 0u32;
     let mut global_lanes = 0u32;
     state.sectors.clear();
+    state.local_sectors.clear();
     state.last_wavefronts = warpsim_banks::Wavefronts::default();
     for lane in 0..WARP_SIZE {
         if active >> lane & 1 == 0 {
@@ -172,6 +173,11 @@ pub(crate) fn memory_access(
             Target::Global(address) => {
                 global_lanes |= 1 << lane;
                 push_sectors(&mut state.sectors, address, total);
+            }
+            Target::Local(offset) => {
+                let address =
+                    local_timing_address(env, state.block_index, warp.index, lane, offset);
+                push_sectors(&mut state.local_sectors, address, total);
             }
             _ => {}
         }
@@ -508,6 +514,38 @@ pub(crate) fn local_index(
     (end <= local_bytes).then(|| (thread as u64 * local_bytes + offset + element_offset) as usize)
 }
 
+/// Where the hardware keeps byte `offset` of lane `lane`'s local memory, for
+/// the timing model's L1: local memory is interleaved word by word across
+/// the threads of a warp (CUDA C++ Best Practices Guide, "Local Memory"),
+/// so that the same word of every lane is one 128-byte line, and each
+/// warp of each block has its own range (in a window no real address
+/// reaches; only the caches' tags see it).
+pub(crate) fn local_timing_address(
+    env: &LaunchEnv,
+    block: [u32; 3],
+    warp: u32,
+    lane: usize,
+    offset: u64,
+) -> u64 {
+    const LOCAL_TIMING_WINDOW: u64 = 1 << 62;
+    let [x, y, z] = block;
+    let [gx, gy, _] = env.grid;
+    let linear_block = u64::from(x) + u64::from(gx) * (u64::from(y) + u64::from(gy) * u64::from(z));
+    let warps = u64::from(
+        env.block_dim
+            .iter()
+            .product::<u32>()
+            .div_ceil(WARP_SIZE as u32),
+    );
+    let warp_bytes = u64::from(env.program.local_bytes).next_multiple_of(4) * WARP_SIZE as u64;
+    let base = (linear_block * warps + u64::from(warp)).wrapping_mul(warp_bytes);
+    LOCAL_TIMING_WINDOW
+        .wrapping_add(base)
+        .wrapping_add(offset / 4 * 4 * WARP_SIZE as u64)
+        .wrapping_add(lane as u64 * 4)
+        .wrapping_add(offset % 4)
+}
+
 /// Records the 32-byte sectors an access touches. Neighbouring lanes usually
 /// touch the same sector, so repeats of the last one are dropped at once and
 /// the final sort has little left to do.
@@ -610,6 +648,7 @@ pub(crate) fn atomic(
     }
     let mut shared_lanes = 0u32;
     state.sectors.clear();
+    state.local_sectors.clear();
     state.last_wavefronts = warpsim_banks::Wavefronts::default();
     for lane in 0..WARP_SIZE {
         if active >> lane & 1 == 0 {

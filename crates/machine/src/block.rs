@@ -124,6 +124,10 @@ pub(crate) struct BlockState {
     pub(crate) shared_addresses: [u32; WARP_SIZE],
     /// Scratch sector numbers for coalescing.
     pub(crate) sectors: Vec<u64>,
+    /// The sectors of the last request's local-memory lanes, where the
+    /// hardware keeps them (`access::local_timing_address`), for the
+    /// timing model's L1; not counted as global sectors.
+    pub(crate) local_sectors: Vec<u64>,
     pub(crate) checker: BlockChecker,
     /// The bytes of shared and local memory written so far, when checking
     /// for uninitialized reads.
@@ -165,6 +169,7 @@ impl<'a> BlockRunner<'a> {
                 arbiter: BankArbiter::new(env.config.shared_memory.bank_config()),
                 shared_addresses: [0; WARP_SIZE],
                 sectors: Vec::with_capacity(2 * WARP_SIZE),
+                local_sectors: Vec::with_capacity(2 * WARP_SIZE),
                 checker: BlockChecker::default(),
                 written: env
                     .check_initialization

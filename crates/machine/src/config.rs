@@ -224,6 +224,11 @@ pub struct TimingConfig {
     /// partitions; `reference/timing.md`).
     pub l2_bytes: u64,
     pub l2_ways: u32,
+    /// The L2's bandwidth for the whole GPU in bytes per SM cycle, reads and
+    /// writes apart (programs/timing/hardware/h100-l2-bandwidth.txt: all
+    /// SMs reading and writing a 16 MiB buffer that stays in the L2).
+    pub l2_read_bytes_per_cycle: u32,
+    pub l2_write_bytes_per_cycle: u32,
     /// A load that misses the L2: cycles until its sector arrives from
     /// DRAM when nothing else is queued (programs/timing: 577 cycles
     /// under Nsight Compute's clock lock).
@@ -277,6 +282,8 @@ impl Default for TimingConfig {
             dram_bytes_per_cycle: 2000,
             l2_bytes: 50 * 1024 * 1024,
             l2_ways: 16,
+            l2_read_bytes_per_cycle: 4500,
+            l2_write_bytes_per_cycle: 2400,
             dram_latency: 577,
             scheduler: SchedulerPolicy::GreedyThenOldest,
             atomic_latency: 300,
@@ -464,7 +471,7 @@ impl MachineConfig {
     fn validate_sm_and_timing(&self) -> Result<(), ConfigError> {
         let sm = &self.sm;
         let timing = &self.timing;
-        let positive: [(&'static [&'static str], u64); 43] = [
+        let positive: [(&'static [&'static str], u64); 45] = [
             (&["device.sm_count"], self.device.sm_count.into()),
             (&["sm.sub_partitions"], sm.sub_partitions.into()),
             (&["sm.max_threads"], sm.max_threads.into()),
@@ -549,6 +556,14 @@ impl MachineConfig {
             (&["timing.atomic_latency"], timing.atomic_latency.into()),
             (&["timing.l2_bytes"], timing.l2_bytes),
             (&["timing.l2_ways"], timing.l2_ways.into()),
+            (
+                &["timing.l2_read_bytes_per_cycle"],
+                timing.l2_read_bytes_per_cycle.into(),
+            ),
+            (
+                &["timing.l2_write_bytes_per_cycle"],
+                timing.l2_write_bytes_per_cycle.into(),
+            ),
             (&["timing.dram_latency"], timing.dram_latency.into()),
         ];
         for (keys, value) in positive {

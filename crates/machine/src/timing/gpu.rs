@@ -134,6 +134,7 @@ pub(crate) fn run_gpu<'a>(
             costs: &costs,
             l2: &l2,
             dram_share: 1.0,
+            active_sms: 1.0,
             record_timeline,
             hardware_fma,
         };
@@ -151,7 +152,7 @@ pub(crate) fn run_gpu<'a>(
                     slot,
                     next_block,
                     block_at(next_block),
-                    0,
+                    launch_latency,
                 );
                 next_block += 1;
             }
@@ -177,6 +178,7 @@ pub(crate) fn run_gpu<'a>(
             costs: &costs,
             l2: &l2,
             dram_share: f64::from(timing_config.dram_bytes_per_cycle) / active_count as f64,
+            active_sms: active_count as f64,
             record_timeline,
             hardware_fma,
         };
@@ -276,6 +278,7 @@ pub(crate) fn run_gpu<'a>(
                 costs: &costs,
                 l2: &l2,
                 dram_share: 1.0,
+                active_sms: 1.0,
                 record_timeline,
                 hardware_fma,
             };
@@ -329,6 +332,7 @@ pub(crate) fn run_gpu<'a>(
             costs: &costs,
             l2: &l2,
             dram_share: 1.0,
+            active_sms: 1.0,
             record_timeline,
             hardware_fma,
         };

@@ -73,6 +73,11 @@ const PORT_MIO: usize = 7;
 /// add to it stall (`stall_mio_throttle`, `stall_lg_throttle`).
 const MEMORY_QUEUE_CYCLES: u64 = 16;
 
+/// The SM's requests to the L2 may run this many cycles ahead of what the
+/// L2 has taken before global and local instructions stall
+/// (`stall_lg_throttle`): the memory system's queues are finite.
+const L2_QUEUE_CYCLES: u64 = 256;
+
 /// What an instruction costs once it issues, from its pipe.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct PipeCost {
@@ -209,6 +214,8 @@ pub(crate) struct Shared<'s, 'a> {
     pub l2: &'s SectorCache,
     /// This SM's share of the DRAM bandwidth in bytes per cycle.
     pub dram_share: f64,
+    /// SMs with blocks resident, which share the L2's bandwidth.
+    pub active_sms: f64,
     pub record_timeline: bool,
     pub hardware_fma: bool,
 }
@@ -290,6 +297,8 @@ pub(crate) struct Sm<'a> {
     window_sectors: HashMap<u64, u64>,
     pub l2_accesses: Vec<u64>,
     dram_free: f64,
+    /// When the SM's requests to the L2 so far have gone through.
+    l2_free: f64,
     /// Blocks that left in this window, in the order they left.
     pub departures: Vec<Departure>,
     /// Slots freed in this window, with the cycle they were freed.
@@ -327,6 +336,7 @@ impl<'a> Sm<'a> {
             window_sectors: HashMap::new(),
             l2_accesses: Vec::new(),
             dram_free: 0.0,
+            l2_free: 0.0,
             departures: Vec::new(),
             freed: Vec::new(),
             active_cycles: 0,
@@ -410,7 +420,9 @@ impl<'a> Sm<'a> {
             barrier_counted: 0,
         });
         if self.cycle < start && !self.slots.iter().flatten().any(|block| block.start < start) {
-            // Nothing else was resident: the SM sleeps until the block starts.
+            // Nothing else was resident: the SM is busy launching the block
+            // until it starts (Nsight Compute counts those cycles active).
+            self.active_cycles += start - self.cycle;
             self.cycle = start;
         }
     }
@@ -474,7 +486,7 @@ impl<'a> Sm<'a> {
             if self.is_active() {
                 self.active_cycles += span;
                 self.resident_warp_cycles += span * self.resident_warps;
-                self.last_active = following;
+                self.last_active = self.last_active.max(following);
             }
             self.cycle = following;
         }
@@ -637,7 +649,9 @@ impl<'a> Sm<'a> {
                 StallReason::MioThrottle,
             ),
             Pipe::Memory(_) => (
-                ports[PORT_MIO].max(self.data_path_free.saturating_sub(MEMORY_QUEUE_CYCLES)),
+                ports[PORT_MIO]
+                    .max(self.data_path_free.saturating_sub(MEMORY_QUEUE_CYCLES))
+                    .max((self.l2_free as u64).saturating_sub(L2_QUEUE_CYCLES)),
                 StallReason::LgThrottle,
             ),
             _ => (port_free, StallReason::MathPipeThrottle),
@@ -717,10 +731,7 @@ impl<'a> Sm<'a> {
         let config = &shared.costs.config;
         let (latency, reason) = match pipe {
             Pipe::Memory(MemoryPipe::Param | MemoryPipe::Const) => (cost.latency, cost.reason),
-            Pipe::Memory(space) => {
-                let (latency, reason) = self.memory_cost(shared, stats, warp_ref, pc, space, cycle);
-                (latency, reason)
-            }
+            Pipe::Memory(_) => self.memory_cost(shared, stats, warp_ref, pc, cycle),
             Pipe::WarpShuffle => {
                 let sub_partition = self.warp(warp_ref).sub_partition as usize;
                 let start = cycle.max(self.data_path_free);
@@ -767,7 +778,6 @@ impl<'a> Sm<'a> {
         stats: &mut RunStats,
         warp_ref: WarpRef,
         pc: u32,
-        space: MemoryPipe,
         cycle: u64,
     ) -> (u32, StallReason) {
         let config = &shared.costs.config;
@@ -800,8 +810,6 @@ impl<'a> Sm<'a> {
         }
         let sector_count = state.sectors.len() as u64;
         let global = sector_count > 0;
-        let local = space == MemoryPipe::Local
-            || (space == MemoryPipe::Generic && wavefronts.wavefronts == 0 && !global);
         if global {
             reason = StallReason::LongScoreboard;
             let per_cycle = u64::from(config.l1_sectors_per_cycle.max(1));
@@ -838,11 +846,42 @@ impl<'a> Sm<'a> {
                 timing.memory_done = timing.memory_done.max(cycle + done);
             }
             latency = latency.max(done);
-        } else if local {
+        }
+        let local_count = self.slots[slot]
+            .as_ref()
+            .expect("resident")
+            .runner
+            .state
+            .local_sectors
+            .len();
+        if local_count > 0 {
+            // Local memory goes through the L1 like global memory, its
+            // lanes interleaved word by word (a per-thread array indexed
+            // alike by every lane is one line; indexed apart, up to 32),
+            // and stays there: stores are written back later, not through.
             reason = StallReason::LongScoreboard;
+            let per_cycle = u64::from(config.l1_sectors_per_cycle.max(1));
             let start = cycle.max(self.data_path_free);
-            self.data_path_free = start + 1;
-            latency = latency.max(start - cycle + u64::from(config.l1_hit_latency));
+            self.data_path_free = start + (local_count as u64).div_ceil(per_cycle);
+            let mut slowest = 0u64;
+            for index in 0..local_count {
+                let sector = self.slots[slot]
+                    .as_ref()
+                    .expect("resident")
+                    .runner
+                    .state
+                    .local_sectors[index];
+                let arrival = if is_store || self.l1.lookup(sector) {
+                    self.l1_hit_sectors += u64::from(!is_store);
+                    self.l1.fill(sector);
+                    u64::from(config.l1_hit_latency)
+                } else {
+                    self.l1.fill(sector);
+                    self.l2_access(shared, sector, cycle, false)
+                };
+                slowest = slowest.max(arrival);
+            }
+            latency = latency.max(start - cycle + slowest);
         }
         (latency.min(u64::from(u32::MAX)) as u32, reason)
     }
@@ -853,7 +892,19 @@ impl<'a> Sm<'a> {
     fn l2_access(&mut self, shared: &Shared<'_, 'a>, sector: u64, cycle: u64, store: bool) -> u64 {
         let config = &shared.costs.config;
         self.l2_accesses.push(sector);
-        let l2_hit = u64::from(config.l2_hit_latency);
+        let bytes = crate::timing::cache::SECTOR_BYTES as f64;
+        // The SM's share of the L2's bandwidth: requests queue behind the
+        // ones it already has in flight (programs/timing/hardware:
+        // h100-l2-bandwidth.txt, reads and writes measured apart).
+        let bandwidth = if store {
+            config.l2_write_bytes_per_cycle
+        } else {
+            config.l2_read_bytes_per_cycle
+        };
+        let start = self.l2_free.max(cycle as f64);
+        self.l2_free = start + bytes * shared.active_sms / f64::from(bandwidth);
+        let queued = (self.l2_free - cycle as f64).ceil() as u64;
+        let l2_hit = queued + u64::from(config.l2_hit_latency);
         if let Some(&arrives) = self.window_sectors.get(&sector) {
             self.l2_hit_sectors += u64::from(!store);
             return arrives.saturating_sub(cycle).max(l2_hit);
@@ -864,10 +915,9 @@ impl<'a> Sm<'a> {
         }
         // A miss: the sector crosses the DRAM interface, after the bytes
         // this SM already has in flight there.
-        let bytes = crate::timing::cache::SECTOR_BYTES;
-        let start = self.dram_free.max(cycle as f64);
-        self.dram_free = start + bytes as f64 / shared.dram_share;
-        self.dram_bytes += bytes;
+        let start = self.dram_free.max((cycle + queued) as f64);
+        self.dram_free = start + bytes / shared.dram_share;
+        self.dram_bytes += crate::timing::cache::SECTOR_BYTES;
         let latency = if store {
             l2_hit
         } else {
@@ -977,6 +1027,24 @@ impl<'a> Sm<'a> {
         if let Some(error) = &error {
             block.runner.report_hang(error);
         }
+        // A block retires once its stores and atomics have reached the L2.
+        let cycle = if error.is_none() {
+            let drained = block
+                .warps
+                .iter()
+                .map(|warp| warp.memory_done)
+                .max()
+                .unwrap_or(cycle)
+                .max(cycle);
+            if self.resident_blocks == 0 {
+                // Nothing else keeps the SM busy while the stores drain.
+                self.active_cycles += drained - cycle;
+            }
+            self.last_active = self.last_active.max(drained);
+            drained
+        } else {
+            cycle
+        };
         if shared.record_timeline {
             self.blocks_spans.push(BlockSpan {
                 sm: self.index,
