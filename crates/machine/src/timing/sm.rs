@@ -237,6 +237,9 @@ struct WarpTiming {
     last_pc: u32,
     finished: bool,
     streak: PathStreak,
+    /// The path and instruction the warp chose and stalled at, until it
+    /// issues them.
+    chosen: Option<(usize, u32)>,
     sub_partition: u8,
     /// When the warp's stores and atomics so far are complete (fences wait).
     memory_done: u64,
@@ -398,6 +401,7 @@ impl<'a> Sm<'a> {
                     last_pc: 0,
                     finished: false,
                     streak: PathStreak::default(),
+                    chosen: None,
                     sub_partition,
                     memory_done: start,
                 }
@@ -592,7 +596,14 @@ impl<'a> Sm<'a> {
         let warp_index = warp_ref.warp as usize;
         let block = self.slots[slot].as_mut().expect("resident");
         let timing = &mut block.warps[warp_index];
-        let peek = block.runner.peek(warp_index, &mut timing.streak);
+        // A warp that stalled keeps the instruction it chose: nothing but
+        // its own issue changes its paths (lanes let go at a reconvergence
+        // point aside, which forgets the choice), and a path's streak
+        // counts issues, not looks.
+        let peek = match timing.chosen {
+            Some((path, pc)) => Peek::Ready { path, pc },
+            None => block.runner.peek(warp_index, &mut timing.streak),
+        };
         let (path, pc) = match peek {
             Peek::Ready { path, pc } => (path, pc),
             Peek::Blocked => {
@@ -603,7 +614,13 @@ impl<'a> Sm<'a> {
                     // Nothing in the block can move unless lanes held at a
                     // reconvergence point go on.
                     match block.runner.unblock_or_deadlock() {
-                        Ok(()) => self.wake_blocked(shared, stats, slot, cycle, 0),
+                        Ok(()) => {
+                            let block = self.slots[slot].as_mut().expect("resident");
+                            for warp in &mut block.warps {
+                                warp.chosen = None;
+                            }
+                            self.wake_blocked(shared, stats, slot, cycle, 0)
+                        }
                         Err(error) => {
                             self.depart(shared, stats, slot, cycle, Some(error));
                             return Attempt::Left;
@@ -635,6 +652,7 @@ impl<'a> Sm<'a> {
         }
         if ready > cycle {
             stall(stats, timing, pc, reason, ready);
+            timing.chosen = Some((path, pc));
             return Attempt::Stalled(ready);
         }
         let pipe = instruction.pipe;
@@ -658,8 +676,10 @@ impl<'a> Sm<'a> {
         };
         if free > cycle {
             stall(stats, timing, pc, throttle, free);
+            timing.chosen = Some((path, pc));
             return Attempt::Stalled(free);
         }
+        timing.chosen = None;
         // Issue.
         let counters = &mut stats.per_instruction[pc as usize];
         if cycle > timing.accounted {
