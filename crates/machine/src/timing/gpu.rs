@@ -52,6 +52,29 @@ pub(crate) struct GpuOutcome {
     pub timeline: Option<Timeline>,
 }
 
+impl GpuOutcome {
+    /// Takes what the blocks that left `sm` left: findings, output, and
+    /// faults (the lowest block's kept). Returns whether one faulted.
+    fn collect(&mut self, sm: &mut Sm, control: &RunControl) -> bool {
+        let mut faulted = false;
+        for departure in sm.departures.drain(..) {
+            self.findings
+                .add_block(departure.linear, departure.findings);
+            self.printed.add_block(departure.linear, departure.printed);
+            control.blocks_done.fetch_add(1, Ordering::Relaxed);
+            if let Some(error) = departure.error {
+                if error.kind != FaultKind::Interrupted {
+                    faulted = true;
+                    self.failed_blocks += 1;
+                    self.first_fault =
+                        lowest_fault(self.first_fault.take(), Some((departure.linear, *error)));
+                }
+            }
+        }
+        faulted
+    }
+}
+
 /// Runs `block_count` blocks on the GPU the configuration describes.
 pub(crate) fn run_gpu<'a>(
     env: &'a LaunchEnv<'a>,
@@ -123,21 +146,30 @@ pub(crate) fn run_gpu<'a>(
         },
         timeline: None,
     };
+    // What the SMs read during a window; `active` SMs share the L2's and
+    // DRAM's bandwidth (outside a window no SM moves, and 1 will do). A
+    // macro, as the L2 is borrowed anew each window.
+    macro_rules! view {
+        ($l2:expr, $active:expr) => {
+            Shared {
+                env,
+                timings: &timings,
+                pipe_costs: &pipe_costs,
+                costs: &costs,
+                l2: $l2,
+                dram_share: f64::from(timing_config.dram_bytes_per_cycle)
+                    / ($active as usize).max(1) as f64,
+                active_sms: ($active as usize).max(1) as f64,
+                record_timeline,
+                hardware_fma,
+            }
+        };
+    }
     let mut next_block = 0u64;
     // The first wave: blocks go round the SMs, one slot at a time, as the
     // hardware's scheduler spreads a launch breadth first.
     {
-        let shared = Shared {
-            env,
-            timings: &timings,
-            pipe_costs: &pipe_costs,
-            costs: &costs,
-            l2: &l2,
-            dram_share: 1.0,
-            active_sms: 1.0,
-            record_timeline,
-            hardware_fma,
-        };
+        let shared = view!(&l2, 1);
         let mut stats = stats_pool[0]
             .lock()
             .unwrap_or_else(|error| error.into_inner());
@@ -171,17 +203,7 @@ pub(crate) fn run_gpu<'a>(
             break;
         }
         let window_end = window_start + window;
-        let shared = Shared {
-            env,
-            timings: &timings,
-            pipe_costs: &pipe_costs,
-            costs: &costs,
-            l2: &l2,
-            dram_share: f64::from(timing_config.dram_bytes_per_cycle) / active_count as f64,
-            active_sms: active_count as f64,
-            record_timeline,
-            hardware_fma,
-        };
+        let shared = view!(&l2, active_count);
         let run = |sm: &mut Sm<'a>| {
             let thread = rayon::current_thread_index().unwrap_or(0) % stats_pool.len();
             let mut stats = stats_pool[thread]
@@ -201,25 +223,7 @@ pub(crate) fn run_gpu<'a>(
                 l2.fill(sector);
             }
             sm.end_window();
-            for departure in sm.departures.drain(..) {
-                outcome
-                    .findings
-                    .add_block(departure.linear, departure.findings);
-                outcome
-                    .printed
-                    .add_block(departure.linear, departure.printed);
-                control.blocks_done.fetch_add(1, Ordering::Relaxed);
-                if let Some(error) = departure.error {
-                    if error.kind != FaultKind::Interrupted {
-                        outcome.failed_blocks += 1;
-                        outcome.first_fault = lowest_fault(
-                            outcome.first_fault.take(),
-                            Some((departure.linear, *error)),
-                        );
-                        stopping |= !control.keep_going;
-                    }
-                }
-            }
+            stopping |= outcome.collect(sm, control) && !control.keep_going;
             for (slot, cycle) in sm.freed.drain(..) {
                 freed.push((cycle, sm.index, slot));
             }
@@ -271,17 +275,7 @@ pub(crate) fn run_gpu<'a>(
         if !stuck.is_empty() {
             let not_resident =
                 (across_blocks && next_block < block_count).then(|| block_at(next_block));
-            let shared = Shared {
-                env,
-                timings: &timings,
-                pipe_costs: &pipe_costs,
-                costs: &costs,
-                l2: &l2,
-                dram_share: 1.0,
-                active_sms: 1.0,
-                record_timeline,
-                hardware_fma,
-            };
+            let shared = view!(&l2, 1);
             for (sm_index, linear) in stuck {
                 let sm = &mut sms[sm_index as usize];
                 let Some(mut error) = sm
@@ -299,22 +293,7 @@ pub(crate) fn run_gpu<'a>(
                     *waiting = not_resident;
                 }
                 sm.evict(&shared, &mut shared_stats, linear, Box::new(error));
-                for departure in sm.departures.drain(..) {
-                    outcome
-                        .findings
-                        .add_block(departure.linear, departure.findings);
-                    outcome
-                        .printed
-                        .add_block(departure.linear, departure.printed);
-                    control.blocks_done.fetch_add(1, Ordering::Relaxed);
-                    if let Some(error) = departure.error {
-                        outcome.failed_blocks += 1;
-                        outcome.first_fault = lowest_fault(
-                            outcome.first_fault.take(),
-                            Some((departure.linear, *error)),
-                        );
-                    }
-                }
+                outcome.collect(sm, control);
                 sm.freed.clear();
             }
             // A stuck launch ends: nothing can make those blocks move.
@@ -325,17 +304,7 @@ pub(crate) fn run_gpu<'a>(
         }
         // The freed slots take the next blocks, earliest freed first.
         freed.sort_unstable();
-        let shared = Shared {
-            env,
-            timings: &timings,
-            pipe_costs: &pipe_costs,
-            costs: &costs,
-            l2: &l2,
-            dram_share: 1.0,
-            active_sms: 1.0,
-            record_timeline,
-            hardware_fma,
-        };
+        let shared = view!(&l2, 1);
         for (cycle, sm_index, slot) in freed {
             if next_block >= block_count {
                 break;
