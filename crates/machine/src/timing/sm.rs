@@ -723,7 +723,10 @@ impl<'a> Sm<'a> {
             // arrived threads enough): its warps, the last to arrive
             // included, go on once the unit has counted every arrival and
             // the release has reached them.
-            let release = block.barrier_counted + u64::from(shared.costs.config.barrier_latency);
+            // (An exit that opens a barrier counts no arrival: the release
+            // then follows the exit.)
+            let release = block.barrier_counted.max(cycle)
+                + u64::from(shared.costs.config.barrier_latency);
             if pipe == Pipe::Barrier {
                 let timing = &mut block.warps[warp_index];
                 timing.earliest = timing.earliest.max(release);
