@@ -725,8 +725,8 @@ impl<'a> Sm<'a> {
             // the release has reached them.
             // (An exit that opens a barrier counts no arrival: the release
             // then follows the exit.)
-            let release = block.barrier_counted.max(cycle)
-                + u64::from(shared.costs.config.barrier_latency);
+            let release =
+                block.barrier_counted.max(cycle) + u64::from(shared.costs.config.barrier_latency);
             if pipe == Pipe::Barrier {
                 let timing = &mut block.warps[warp_index];
                 timing.earliest = timing.earliest.max(release);
