@@ -292,7 +292,7 @@ pub(crate) fn run_gpu<'a>(
                 {
                     *waiting = not_resident;
                 }
-                sm.evict(&shared, &mut shared_stats, linear, Box::new(error));
+                sm.evict(&shared, linear, Box::new(error));
                 outcome.collect(sm, control);
                 sm.freed.clear();
             }

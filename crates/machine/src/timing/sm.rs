@@ -622,7 +622,7 @@ impl<'a> Sm<'a> {
                             self.wake_blocked(shared, stats, slot, cycle, 0)
                         }
                         Err(error) => {
-                            self.depart(shared, stats, slot, cycle, Some(error));
+                            self.depart(shared, slot, cycle, Some(error));
                             return Attempt::Left;
                         }
                     }
@@ -712,7 +712,7 @@ impl<'a> Sm<'a> {
         block.runner.swap_stats(stats);
         self.issued += 1;
         if let Err(error) = result {
-            self.depart(shared, stats, slot, cycle, Some(error));
+            self.depart(shared, slot, cycle, Some(error));
             return Attempt::Left;
         }
         self.sub_partitions[sub_partition].port_free[cost.port] = cycle + u64::from(cost.interval);
@@ -751,7 +751,6 @@ impl<'a> Sm<'a> {
         cost: PipeCost,
         cycle: u64,
     ) {
-        let config = &shared.costs.config;
         let (latency, reason) = match pipe {
             Pipe::Memory(MemoryPipe::Param | MemoryPipe::Const) => (cost.latency, cost.reason),
             Pipe::Memory(_) => self.memory_cost(shared, stats, warp_ref, pc, cycle),
@@ -774,10 +773,6 @@ impl<'a> Sm<'a> {
                     timing.earliest = timing.memory_done;
                 }
                 (0, cost.reason)
-            }
-            Pipe::Control => {
-                let _ = config;
-                (cost.latency, cost.reason)
             }
             _ => (cost.latency, cost.reason),
         };
@@ -1021,7 +1016,7 @@ impl<'a> Sm<'a> {
             list.remove(position);
         }
         if block.live_warps == 0 {
-            self.depart(shared, stats, slot, cycle, None);
+            self.depart(shared, slot, cycle, None);
         } else if block.blocked_warps == block.live_warps {
             // The warps left behind may wait for a barrier the exit opened.
             self.wake_blocked(shared, stats, slot, cycle, 0);
@@ -1032,7 +1027,6 @@ impl<'a> Sm<'a> {
     fn depart(
         &mut self,
         shared: &Shared<'_, 'a>,
-        stats: &mut RunStats,
         slot: usize,
         cycle: u64,
         error: Option<Box<ExecError>>,
@@ -1046,7 +1040,6 @@ impl<'a> Sm<'a> {
             sub.greedy = sub.greedy.min(sub.warps.len().saturating_sub(1));
         }
         self.resident_warps -= u64::from(block.live_warps);
-        let _ = stats;
         if let Some(error) = &error {
             block.runner.report_hang(error);
         }
@@ -1096,22 +1089,16 @@ impl<'a> Sm<'a> {
             .map(|block| (block.linear, &mut block.runner))
     }
 
-    /// Ends the block in `slot`... by linear index: it faulted outside the
+    /// Ends resident block `linear`: it faulted outside the
     /// issue loop (a livelock found at a window's end, an interruption).
-    pub(crate) fn evict(
-        &mut self,
-        shared: &Shared<'_, 'a>,
-        stats: &mut RunStats,
-        linear: u64,
-        error: Box<ExecError>,
-    ) {
+    pub(crate) fn evict(&mut self, shared: &Shared<'_, 'a>, linear: u64, error: Box<ExecError>) {
         let slot = self
             .slots
             .iter()
             .position(|block| block.as_ref().is_some_and(|block| block.linear == linear));
         if let Some(slot) = slot {
             let cycle = self.cycle;
-            self.depart(shared, stats, slot, cycle, Some(error));
+            self.depart(shared, slot, cycle, Some(error));
         }
     }
 }
