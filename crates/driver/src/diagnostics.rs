@@ -373,9 +373,6 @@ fn fault_message(kind: &FaultKind) -> String {
             format!("assertion `{expression}` failed ({file}:{line}, in `{function}`){others}")
         }
         FaultKind::Trap => "the kernel executed `trap` (`__trap()`), which stops it".to_string(),
-        FaultKind::Interrupted => {
-            "interrupted: the launch was stopped (Ctrl-C); the counts are those of the blocks run so far".to_string()
-        }
         FaultKind::InvalidAccess { message } | FaultKind::InvalidBarrier { message } => message.clone(),
         FaultKind::Deadlock => "deadlock: no thread of the block can move again".to_string(),
         FaultKind::Livelock {
@@ -456,13 +453,7 @@ pub fn render_fault(
     } else {
         diagnostic.message = format!("{block}: {}", diagnostic.message);
     }
-    // Where an interrupted block stood says nothing about the kernel.
-    let warps: &[_] = if error.kind == FaultKind::Interrupted {
-        &[]
-    } else {
-        &error.warps
-    };
-    for warp in warps {
+    for warp in &error.warps {
         for path in &warp.paths {
             let Place { file, line, .. } = place_of(path.pc);
             let label = format!(

@@ -187,11 +187,6 @@ impl<'a> BlockRunner<'a> {
         (std::mem::take(&mut self.state.printed), dropped)
     }
 
-    /// The counters of every block this runner has run.
-    pub fn into_stats(self) -> RunStats {
-        self.state.stats
-    }
-
     /// The checker's findings for the last block run (a hang or an invalid
     /// barrier that ended it included).
     pub fn take_findings(&mut self) -> Vec<Finding> {
@@ -323,13 +318,6 @@ impl<'a> BlockRunner<'a> {
             .fold(0u32, |sum, barrier| sum.wrapping_add(barrier.generation))
     }
 
-    /// Whether the block's warps are all finished.
-    pub fn is_finished(&self) -> bool {
-        self.warps
-            .iter()
-            .all(|warp| warp.paths.is_empty() || warp.is_finished())
-    }
-
     /// When no warp of the block can issue and none waits for anything
     /// but another warp of the block: lets lanes held at a reconvergence
     /// point go on (Volta), or reports the deadlock.
@@ -367,12 +355,6 @@ impl<'a> BlockRunner<'a> {
             self.spinning = false;
         }
         self.spinning
-    }
-
-    /// The error that ends a block stopped from outside.
-    #[cold]
-    pub fn interrupted_error(&self) -> ExecError {
-        self.hang_error(FaultKind::Interrupted)
     }
 
     /// See [`Warp::release_blocked_reconvergence`]; tries every warp.

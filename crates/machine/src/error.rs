@@ -141,8 +141,6 @@ pub enum FaultKind {
     },
     /// A thread executed `trap` (`__trap()`).
     Trap,
-    /// The launch was stopped from outside (Ctrl-C) while the block ran.
-    Interrupted,
 }
 
 /// One divergent path of a warp: where it is, which lanes, and what it waits for.

@@ -63,12 +63,10 @@ impl GpuOutcome {
             self.printed.add_block(departure.linear, departure.printed);
             control.blocks_done.fetch_add(1, Ordering::Relaxed);
             if let Some(error) = departure.error {
-                if error.kind != FaultKind::Interrupted {
-                    faulted = true;
-                    self.failed_blocks += 1;
-                    self.first_fault =
-                        lowest_fault(self.first_fault.take(), Some((departure.linear, *error)));
-                }
+                faulted = true;
+                self.failed_blocks += 1;
+                self.first_fault =
+                    lowest_fault(self.first_fault.take(), Some((departure.linear, *error)));
             }
         }
         faulted

@@ -826,38 +826,21 @@ impl<'a> Sm<'a> {
             stats.per_instruction[pc as usize].conflict_cycles +=
                 count.saturating_sub(u64::from(wavefronts.ideal));
         }
-        let sector_count = state.sectors.len() as u64;
-        let global = sector_count > 0;
-        if global {
+        // The request's sectors, lent out of the block's scratch vectors
+        // for the walk through the caches and given back after.
+        let state = &mut block.runner.state;
+        let global = std::mem::take(&mut state.sectors);
+        let local = std::mem::take(&mut state.local_sectors);
+        if !global.is_empty() {
             reason = StallReason::LongScoreboard;
-            let per_cycle = u64::from(config.l1_sectors_per_cycle.max(1));
-            let start = cycle.max(self.data_path_free);
-            self.data_path_free = start + sector_count.div_ceil(per_cycle);
-            let queue = start - cycle;
-            let mut slowest = 0u64;
-            for index in 0..state.sectors.len() {
-                let sector = self.slots[slot]
-                    .as_ref()
-                    .expect("resident")
-                    .runner
-                    .state
-                    .sectors[index];
-                let arrival = if is_atomic {
-                    self.l2_access(shared, sector, cycle, false);
-                    u64::from(config.atomic_latency)
-                } else if is_store {
-                    self.l2_access(shared, sector, cycle, true);
-                    u64::from(config.l2_hit_latency)
-                } else if self.l1.lookup(sector) {
-                    self.l1_hit_sectors += 1;
-                    u64::from(config.l1_hit_latency)
-                } else {
-                    self.l1.fill(sector);
-                    self.l2_access(shared, sector, cycle, false)
-                };
-                slowest = slowest.max(arrival);
-            }
-            let done = queue + slowest;
+            let kind = if is_atomic {
+                SectorAccess::Atomic
+            } else if is_store {
+                SectorAccess::GlobalStore
+            } else {
+                SectorAccess::Load
+            };
+            let done = self.through_l1tex(shared, &global, cycle, kind);
             if is_store || is_atomic {
                 let block = self.slots[slot].as_mut().expect("resident");
                 let timing = &mut block.warps[warp_ref.warp as usize];
@@ -865,43 +848,66 @@ impl<'a> Sm<'a> {
             }
             latency = latency.max(done);
         }
-        let local_count = self.slots[slot]
-            .as_ref()
-            .expect("resident")
-            .runner
-            .state
-            .local_sectors
-            .len();
-        if local_count > 0 {
+        if !local.is_empty() {
             // Local memory goes through the L1 like global memory, its
             // lanes interleaved word by word (a per-thread array indexed
             // alike by every lane is one line; indexed apart, up to 32),
             // and stays there: stores are written back later, not through.
             reason = StallReason::LongScoreboard;
-            let per_cycle = u64::from(config.l1_sectors_per_cycle.max(1));
-            let start = cycle.max(self.data_path_free);
-            self.data_path_free = start + (local_count as u64).div_ceil(per_cycle);
-            let mut slowest = 0u64;
-            for index in 0..local_count {
-                let sector = self.slots[slot]
-                    .as_ref()
-                    .expect("resident")
-                    .runner
-                    .state
-                    .local_sectors[index];
-                let arrival = if is_store || self.l1.lookup(sector) {
-                    self.l1_hit_sectors += u64::from(!is_store);
+            let kind = if is_store {
+                SectorAccess::LocalStore
+            } else {
+                SectorAccess::Load
+            };
+            latency = latency.max(self.through_l1tex(shared, &local, cycle, kind));
+        }
+        let state = &mut self.slots[slot].as_mut().expect("resident").runner.state;
+        state.sectors = global;
+        state.local_sectors = local;
+        (latency.min(u64::from(u32::MAX)) as u32, reason)
+    }
+
+    /// The sectors of one request through the L1TEX data path
+    /// (`l1_sectors_per_cycle` a cycle, after what the path already holds)
+    /// and the caches: the cycles until the last one is done.
+    fn through_l1tex(
+        &mut self,
+        shared: &Shared<'_, 'a>,
+        sectors: &[u64],
+        cycle: u64,
+        kind: SectorAccess,
+    ) -> u64 {
+        let config = &shared.costs.config;
+        let per_cycle = u64::from(config.l1_sectors_per_cycle.max(1));
+        let start = cycle.max(self.data_path_free);
+        self.data_path_free = start + (sectors.len() as u64).div_ceil(per_cycle);
+        let mut slowest = 0u64;
+        for &sector in sectors {
+            let arrival = match kind {
+                SectorAccess::Atomic => {
+                    self.l2_access(shared, sector, cycle, false);
+                    u64::from(config.atomic_latency)
+                }
+                SectorAccess::GlobalStore => {
+                    self.l2_access(shared, sector, cycle, true);
+                    u64::from(config.l2_hit_latency)
+                }
+                SectorAccess::LocalStore => {
                     self.l1.fill(sector);
                     u64::from(config.l1_hit_latency)
-                } else {
+                }
+                SectorAccess::Load if self.l1.lookup(sector) => {
+                    self.l1_hit_sectors += 1;
+                    u64::from(config.l1_hit_latency)
+                }
+                SectorAccess::Load => {
                     self.l1.fill(sector);
                     self.l2_access(shared, sector, cycle, false)
-                };
-                slowest = slowest.max(arrival);
-            }
-            latency = latency.max(start - cycle + slowest);
+                }
+            };
+            slowest = slowest.max(arrival);
         }
-        (latency.min(u64::from(u32::MAX)) as u32, reason)
+        start - cycle + slowest
     }
 
     /// A sector's trip to the L2 (and DRAM on a miss) at `cycle`: the
@@ -1101,6 +1107,19 @@ impl<'a> Sm<'a> {
             self.depart(shared, slot, cycle, Some(error));
         }
     }
+}
+
+/// What a request does with its sectors on their way through the caches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SectorAccess {
+    /// A load, global or local: the L1, then the L2 and DRAM on a miss.
+    Load,
+    /// A global store: written through to the L2.
+    GlobalStore,
+    /// A local store: kept in the L1.
+    LocalStore,
+    /// A global atomic: performed at the L2.
+    Atomic,
 }
 
 /// How an attempt to issue went.
