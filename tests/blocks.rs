@@ -55,3 +55,30 @@ fn a_grid_barrier_of_resident_blocks_completes() {
     assert_eq!(run.failure, None);
     assert_eq!(i32s(&run.buffer("out"))[..4], [1, 1, 1, 1]);
 }
+
+/// Blocks racing on plain global stores (a histogram that needed
+/// `atomicAdd`): updates are lost, and the same ones on every run and for
+/// any number of host threads, as simulated time, not the host, decides
+/// which block's store lands last.
+#[test]
+fn a_racy_histogram_loses_the_same_updates_on_every_run() {
+    let reference = run_program("blocks/racyHistogram", None, 1);
+    assert_eq!(reference.failure, None);
+    let bins = i32s(&reference.buffer("bins"));
+    let counted: i32 = bins.iter().sum();
+    assert!(
+        counted < 65536 && counted > 0,
+        "an atomic histogram counts 65,536 keys; this one {counted}"
+    );
+    for run in 0..5 {
+        for threads in [1, 2, 3] {
+            let other = run_program("blocks/racyHistogram", None, threads);
+            assert_eq!(
+                i32s(&other.buffer("bins")),
+                bins,
+                "run {run} on {threads} host threads"
+            );
+            assert_eq!(other.report.to_json(), reference.report.to_json());
+        }
+    }
+}

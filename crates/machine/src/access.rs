@@ -202,9 +202,10 @@ pub(crate) fn memory_access(
                         total,
                     )
                     .and_then(|start| write_bytes(&mut state.local, start, size, bits)),
-                    Target::Global(address) => {
-                        env.global.write(address + element_offset, size, bits).ok()
-                    }
+                    Target::Global(address) => state
+                        .stores
+                        .write(env.global, address + element_offset, size, bits)
+                        .ok(),
                     Target::Param(_) | Target::Const(_) => {
                         return Err(fault(
                             FaultKind::InvalidAccess {
@@ -362,7 +363,10 @@ pub(crate) fn load(
             total,
         )
         .and_then(|start| read_bytes(&state.local, start, size)),
-        Target::Global(address) => env.global.read(address + element_offset, size).ok(),
+        Target::Global(address) => state
+            .stores
+            .read(env.global, address + element_offset, size)
+            .ok(),
         Target::Param(offset) => read_bytes(env.params, (offset + element_offset) as usize, size),
         Target::Const(offset) => read_bytes(
             &env.program.const_data,

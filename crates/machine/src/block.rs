@@ -24,6 +24,7 @@ use crate::memory::{GlobalMemory, SHARED_WINDOW, WINDOW_SIZE};
 use crate::program::*;
 use crate::semantics::{execute, fault, lanes_mut, uniform_value, Fault};
 use crate::stats::RunStats;
+use crate::store_buffer::StoreBuffer;
 use crate::warp::{Barrier, Path, PathWait, Warp, WARP_SIZE};
 use crate::warp_sync;
 
@@ -136,6 +137,8 @@ pub(crate) struct BlockState {
     pub(crate) printed: Vec<u8>,
     /// Bytes of `printf` output dropped because the buffer was full.
     pub(crate) printed_dropped: u64,
+    /// The block's weak global stores of the current time window.
+    pub(crate) stores: StoreBuffer,
 }
 
 impl<'a> BlockRunner<'a> {
@@ -176,8 +179,20 @@ impl<'a> BlockRunner<'a> {
                     .then(|| WrittenBytes::new(shared_bytes, local_bytes)),
                 printed: Vec::new(),
                 printed_dropped: 0,
+                stores: StoreBuffer::new(!env.program.communicates_across_blocks),
             },
         }
+    }
+
+    /// Takes the block's pending weak global stores, leaving `empty` in
+    /// their place.
+    pub(crate) fn replace_stores(&mut self, empty: StoreBuffer) -> StoreBuffer {
+        std::mem::replace(&mut self.state.stores, empty)
+    }
+
+    /// Applies the block's pending weak global stores to memory.
+    pub(crate) fn apply_stores(&mut self) {
+        self.state.stores.apply(self.env.global);
     }
 
     /// The `printf` output of the last block run, and how many bytes of it

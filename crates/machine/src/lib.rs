@@ -34,6 +34,7 @@ pub mod printf;
 pub mod program;
 mod semantics;
 pub mod stats;
+mod store_buffer;
 pub mod timing;
 pub mod warp;
 mod warp_sync;

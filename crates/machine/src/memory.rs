@@ -21,7 +21,7 @@ pub fn buffer_base(index: usize) -> u64 {
     (index as u64 + 1) << BUFFER_SHIFT
 }
 
-const BUFFER_SHIFT: u32 = 40;
+pub(crate) const BUFFER_SHIFT: u32 = 40;
 const BUFFER_OFFSET_MASK: u64 = (1 << BUFFER_SHIFT) - 1;
 
 /// Generic address of offset 0 of the shared window (`cvta.shared`).
@@ -352,6 +352,27 @@ impl GlobalMemory {
         }
         let word = &buffer.words[(offset / 8) as usize];
         Ok((word, ((offset % 8) * 8) as u32))
+    }
+
+    /// Whether `size` bytes at `address` lie in a buffer.
+    #[inline]
+    pub fn check(&self, address: u64, size: u32) -> Result<(), OutOfBounds> {
+        self.locate(address, size).map(|_| ())
+    }
+
+    /// Replaces the bits of `mask` in the word at `address` (8-aligned,
+    /// in a buffer: checked when the bytes were stored) with those of `value`.
+    pub(crate) fn merge_word(&self, address: u64, value: u64, mask: u64) {
+        let Ok((word, _)) = self.locate(address, 1) else {
+            return;
+        };
+        if mask == u64::MAX {
+            word.store(value, Ordering::Relaxed);
+        } else {
+            let _ = word.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |old| {
+                Some((old & !mask) | (value & mask))
+            });
+        }
     }
 
     #[inline]

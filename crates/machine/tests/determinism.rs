@@ -313,3 +313,72 @@ fn cross_block_atomics_are_deterministic_whatever_the_host_threads() {
         assert_eq!(launch(4), reference);
     }
 }
+
+// Blocks racing on plain global stores: every thread adds its block's
+// number to one of 8 counters with a load and a store (the read-modify-write
+// that should have been an atomic), and copies a counter it reads back into
+// its own slot. Which updates are lost depends on how the blocks interleave,
+// which must come from simulated time, not from the host's threads.
+const RACY: &str = r#"
+.kernel racy(.param .u64 COUNTERS, .param .u64 SEEN)
+{
+    .reg .u32 %t, %b, %slot, %v, %g, %i;
+    .reg .u64 %pc, %ps, %off;
+    .reg .pred %p;
+    mov.u32 %t, %tid.x;
+    mov.u32 %b, %ctaid.x;
+    and.b32 %slot, %t, 7;
+    ld.param.u64 %pc, [COUNTERS];
+    mul.wide.u32 %off, %slot, 4;
+    add.u64 %pc, %pc, %off;
+    mov.u32 %i, 0;
+LOOP:
+    ld.global.u32 %v, [%pc];
+    add.u32 %v, %v, %b;
+    add.u32 %v, %v, 1;
+    st.global.u32 [%pc], %v;
+    add.u32 %i, %i, 1;
+    setp.lt.u32 %p, %i, 6;
+@%p bra LOOP;
+    ld.global.u32 %v, [%pc];
+    mad.lo.u32 %g, %b, 64, %t;
+    ld.param.u64 %ps, [SEEN];
+    mul.wide.u32 %off, %g, 4;
+    add.u64 %ps, %ps, %off;
+    st.global.u32 [%ps], %v;
+}
+"#;
+
+#[test]
+fn blocks_racing_on_plain_stores_give_the_same_outputs_on_every_host() {
+    let blocks = 400u32;
+    let launch = |host_threads| {
+        kernel(RACY)
+            .grid([blocks, 1, 1])
+            .threads(64)
+            .args(&[Arg::zeros(8), Arg::zeros(blocks as usize * 64)])
+            .host_threads(host_threads)
+            .run()
+            .ok()
+    };
+    let reference = launch(1);
+    assert!(!reference.program.communicates_across_blocks);
+    // The race is real: updates were lost, so the counters are not the
+    // sums an atomic would give.
+    let counters = reference.u32s(0);
+    let atomic_sum: u32 = (1..=blocks).sum::<u32>() * 8 * 6;
+    assert!(counters.iter().all(|&counter| counter < atomic_sum));
+    for run in 0..6 {
+        for host_threads in [1, 2, 3] {
+            let other = launch(host_threads);
+            for buffer in 0..2 {
+                assert_eq!(
+                    other.bytes(buffer),
+                    reference.bytes(buffer),
+                    "buffer {buffer}, run {run} with {host_threads} host threads"
+                );
+            }
+            assert_eq!(other.outcome.stats, reference.outcome.stats);
+        }
+    }
+}

@@ -16,9 +16,10 @@
 //! atomics, strong accesses: `Program::communicates_across_blocks`) run
 //! their SMs one after another in SM order within a window instead, so
 //! their memory interleaving, and with it their outputs, are the same on
-//! every host too. Kernels that race on plain stores across blocks still
-//! see host-dependent interleavings; making those deterministic needs
-//! buffered cross-SM stores (issue 10's weak memory).
+//! every host too. The other kernels' weak global stores wait in their
+//! block's `StoreBuffer` until the window ends and are applied in SM
+//! order then, so blocks that race on plain stores see each other's at
+//! the same simulated moments on every host.
 //!
 //! Blocks that can wait for each other run side by side as on a GPU: a
 //! block spinning on a flag that a resident block sets finishes. When every
@@ -217,6 +218,7 @@ pub(crate) fn run_gpu<'a>(
         // The window's end, in SM order.
         let mut freed: Vec<(u64, u32, usize)> = Vec::new();
         for sm in sms.iter_mut() {
+            sm.apply_stores(env.global);
             for &sector in &sm.l2_accesses {
                 l2.fill(sector);
             }
@@ -331,6 +333,10 @@ pub(crate) fn run_gpu<'a>(
         } else {
             window_end.max(next_cycle)
         };
+    }
+    // A launch that stopped early leaves no store behind.
+    for sm in sms.iter_mut() {
+        sm.apply_stores(env.global);
     }
     for stats in stats_pool {
         outcome.stats.merge(

@@ -50,6 +50,7 @@ use crate::config::{SchedulerPolicy, TimingConfig};
 use crate::error::ExecError;
 use crate::program::Kind;
 use crate::stats::{RunStats, StallReason};
+use crate::store_buffer::StoreBuffer;
 use crate::timing::cache::SectorCache;
 use crate::timing::operands::{InstructionTiming, MemoryPipe, Pipe};
 use crate::timing::{BlockSpan, WarpSpan};
@@ -304,6 +305,11 @@ pub(crate) struct Sm<'a> {
     l2_free: f64,
     /// Blocks that left in this window, in the order they left.
     pub departures: Vec<Departure>,
+    /// The weak global stores of blocks that left in this window, in the
+    /// order they left, waiting for its end (`store_buffer`); and emptied
+    /// buffers to hand to the next blocks that leave.
+    departed_stores: Vec<StoreBuffer>,
+    empty_stores: Vec<StoreBuffer>,
     /// Slots freed in this window, with the cycle they were freed.
     pub freed: Vec<(usize, u64)>,
     // Counters.
@@ -341,6 +347,8 @@ impl<'a> Sm<'a> {
             dram_free: 0.0,
             l2_free: 0.0,
             departures: Vec::new(),
+            departed_stores: Vec::new(),
+            empty_stores: Vec::new(),
             freed: Vec::new(),
             active_cycles: 0,
             resident_warp_cycles: 0,
@@ -1082,8 +1090,32 @@ impl<'a> Sm<'a> {
             findings: block.runner.take_findings(),
             printed: block.runner.take_printed(),
         });
+        let buffering = !shared.env.program.communicates_across_blocks;
+        let empty = self
+            .empty_stores
+            .pop()
+            .unwrap_or_else(|| StoreBuffer::new(buffering));
+        let stores = block.runner.replace_stores(empty);
+        if stores.is_empty() {
+            self.empty_stores.push(stores);
+        } else {
+            self.departed_stores.push(stores);
+        }
         self.freed.push((slot, cycle));
         self.spare.push(block.runner);
+    }
+
+    /// Applies the weak global stores of this window to memory: those of
+    /// the blocks that left, in the order they left, then those of the
+    /// resident blocks, in slot order.
+    pub(crate) fn apply_stores(&mut self, global: &crate::memory::GlobalMemory) {
+        for mut stores in self.departed_stores.drain(..) {
+            stores.apply(global);
+            self.empty_stores.push(stores);
+        }
+        for block in self.slots.iter_mut().flatten() {
+            block.runner.apply_stores();
+        }
     }
 
     /// The resident blocks' runners, for the livelock checks at a

@@ -1,0 +1,206 @@
+//! A block's plain global stores, held back until the end of the timing
+//! model's window, so that blocks racing on plain stores see each other in
+//! an order that simulated time decides, not the host's threads.
+//!
+//! Within a window the SMs run on several host threads at once. A weak
+//! store another SM reads in the same window would be seen or not depending
+//! on which host thread got there first: a kernel whose blocks race on
+//! plain stores (a read-modify-write that should have been an atomic) would
+//! give different outputs from run to run. So a block's weak global stores
+//! wait in its buffer: its own threads read them back at once (program
+//! order and the block's barriers keep working as on hardware), other
+//! blocks see them when the window ends, when `timing::gpu` applies every
+//! buffer in SM order and, within an SM, in slot order. The PTX memory
+//! model allows this: without a fence, release or atomic, a weak store by
+//! one block need not become visible to another block at any particular
+//! time (PTX ISA, "Memory Consistency Model"). Kernels whose blocks do
+//! communicate through atomics or strong accesses
+//! (`Program::communicates_across_blocks`) run their SMs one after another
+//! instead, and their stores go straight to memory.
+
+use std::hash::{BuildHasherDefault, Hasher};
+
+use indexmap::IndexMap;
+
+use crate::memory::{size_mask, GlobalMemory, OutOfBounds};
+
+/// The bytes of one 8-byte word a block has stored and not yet applied.
+#[derive(Clone, Copy, Debug)]
+struct PendingWord {
+    value: u64,
+    /// Which bits of `value` were stored (whole bytes).
+    mask: u64,
+}
+
+/// A block's weak global stores in the current window.
+#[derive(Debug, Default)]
+pub(crate) struct StoreBuffer {
+    /// Whether stores wait here; when not, they go straight to memory.
+    buffering: bool,
+    /// Global buffers with a pending store, by index (bit `i` for buffer
+    /// `i`, bit 63 for every buffer from 63 on): a load from a buffer the
+    /// block has not stored to skips the look-up.
+    stored_buffers: u64,
+    /// Pending words by address, in the order first stored (the order
+    /// they are applied in, so applying them is the same on every host).
+    words: IndexMap<u64, PendingWord, BuildHasherDefault<WordHasher>>,
+}
+
+impl StoreBuffer {
+    /// A buffer that holds stores back when `buffering`, else passes them on.
+    pub(crate) fn new(buffering: bool) -> StoreBuffer {
+        StoreBuffer {
+            buffering,
+            ..StoreBuffer::default()
+        }
+    }
+
+    /// Bit of the buffer holding `address` in `stored_buffers`.
+    #[inline(always)]
+    fn buffer_bit(address: u64) -> u64 {
+        let index = (address >> crate::memory::BUFFER_SHIFT).saturating_sub(1);
+        1 << index.min(63)
+    }
+
+    /// Stores `size` bytes of `value` at `address`: into the buffer, or to
+    /// memory when not buffering. Out-of-bounds stores fail either way.
+    #[inline]
+    pub(crate) fn write(
+        &mut self,
+        global: &GlobalMemory,
+        address: u64,
+        size: u32,
+        value: u64,
+    ) -> Result<(), OutOfBounds> {
+        if !self.buffering {
+            return global.write(address, size, value);
+        }
+        global.check(address, size)?;
+        let shift = (address % 8) * 8;
+        let mask = size_mask(size) << shift;
+        let bits = (value << shift) & mask;
+        let word = self
+            .words
+            .entry(address & !7)
+            .or_insert(PendingWord { value: 0, mask: 0 });
+        word.value = (word.value & !mask) | bits;
+        word.mask |= mask;
+        self.stored_buffers |= Self::buffer_bit(address);
+        Ok(())
+    }
+
+    /// `size` bytes at `address` as the block sees them: memory, overlaid
+    /// with the block's own pending stores.
+    #[inline]
+    pub(crate) fn read(
+        &self,
+        global: &GlobalMemory,
+        address: u64,
+        size: u32,
+    ) -> Result<u64, OutOfBounds> {
+        let value = global.read(address, size)?;
+        if self.stored_buffers & Self::buffer_bit(address) == 0 {
+            return Ok(value);
+        }
+        Ok(self.overlay(address, size, value))
+    }
+
+    #[cold]
+    fn overlay(&self, address: u64, size: u32, value: u64) -> u64 {
+        let Some(word) = self.words.get(&(address & !7)) else {
+            return value;
+        };
+        let shift = (address % 8) * 8;
+        let pending_mask = (word.mask >> shift) & size_mask(size);
+        (value & !pending_mask) | ((word.value >> shift) & pending_mask)
+    }
+
+    /// Applies the pending stores to memory, in the order first stored,
+    /// and empties the buffer.
+    pub(crate) fn apply(&mut self, global: &GlobalMemory) {
+        for (address, word) in self.words.drain(..) {
+            global.merge_word(address, word.value, word.mask);
+        }
+        self.stored_buffers = 0;
+    }
+
+    /// Whether no store is pending.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.words.is_empty()
+    }
+}
+
+/// Hashes word addresses: a multiplication spreads the bits that vary
+/// (the offset in a buffer, in units of 8) over the high bits the table
+/// uses. Addresses are not chosen by an adversary, so no keyed hash is
+/// needed.
+#[derive(Default)]
+struct WordHasher(u64);
+
+impl Hasher for WordHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(byte)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+
+    fn write_u64(&mut self, value: u64) {
+        self.0 = (value >> 3).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::buffer_base;
+
+    #[test]
+    fn pending_stores_are_seen_by_their_block_and_applied_at_the_end() {
+        let mut memory = GlobalMemory::new();
+        let a = memory.add_buffer("a", &[0; 16]);
+        let b = memory.add_buffer("b", &[7; 8]);
+        let mut buffer = StoreBuffer::new(true);
+        buffer
+            .write(&memory, buffer_base(a) + 2, 2, 0xbeef)
+            .unwrap();
+        buffer.write(&memory, buffer_base(a) + 3, 1, 0x11).unwrap();
+        // Memory is unchanged; the block reads its own bytes over it.
+        assert_eq!(memory.read(buffer_base(a), 4), Ok(0));
+        assert_eq!(buffer.read(&memory, buffer_base(a), 4), Ok(0x11ef_0000));
+        assert_eq!(buffer.read(&memory, buffer_base(b), 1), Ok(7));
+        assert_eq!(
+            buffer.write(&memory, buffer_base(a) + 16, 1, 0),
+            Err(OutOfBounds)
+        );
+        buffer.apply(&memory);
+        assert!(buffer.is_empty());
+        assert_eq!(memory.read(buffer_base(a), 4), Ok(0x11ef_0000));
+        // Without buffering, stores go straight through.
+        let mut direct = StoreBuffer::new(false);
+        direct.write(&memory, buffer_base(b), 1, 1).unwrap();
+        assert_eq!(memory.read(buffer_base(b), 2), Ok(0x0701));
+    }
+
+    #[test]
+    fn the_buffer_applied_later_wins_where_two_overlap() {
+        let mut memory = GlobalMemory::new();
+        let a = memory.add_buffer("a", &[0; 8]);
+        let mut first = StoreBuffer::new(true);
+        let mut second = StoreBuffer::new(true);
+        first
+            .write(&memory, buffer_base(a), 4, 0x0101_0101)
+            .unwrap();
+        second
+            .write(&memory, buffer_base(a) + 2, 2, 0x0202)
+            .unwrap();
+        // Each sees only its own bytes until applied.
+        assert_eq!(second.read(&memory, buffer_base(a), 4), Ok(0x0202_0000));
+        first.apply(&memory);
+        second.apply(&memory);
+        assert_eq!(memory.read(buffer_base(a), 8), Ok(0x0202_0101));
+    }
+}
