@@ -190,9 +190,14 @@ impl<'a> BlockRunner<'a> {
         std::mem::replace(&mut self.state.stores, empty)
     }
 
-    /// Applies the block's pending weak global stores to memory.
-    pub(crate) fn apply_stores(&mut self) {
-        self.state.stores.apply(self.env.global);
+    /// The block's pending weak global stores.
+    pub(crate) fn stores(&self) -> &StoreBuffer {
+        &self.state.stores
+    }
+
+    /// Forgets the block's pending weak global stores, once applied.
+    pub(crate) fn clear_stores(&mut self) {
+        self.state.stores.clear();
     }
 
     /// The `printf` output of the last block run, and how many bytes of it

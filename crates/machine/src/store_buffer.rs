@@ -10,7 +10,8 @@
 //! wait in its buffer: its own threads read them back at once (program
 //! order and the block's barriers keep working as on hardware), other
 //! blocks see them when the window ends, when `timing::gpu` applies every
-//! buffer in SM order and, within an SM, in slot order. The PTX memory
+//! buffer in SM order (within an SM, those of the blocks that left first,
+//! in the order they left, then the resident ones' in slot order). The PTX memory
 //! model allows this: without a fence, release or atomic, a weak store by
 //! one block need not become visible to another block at any particular
 //! time (PTX ISA, "Memory Consistency Model"). Kernels whose blocks do
@@ -115,12 +116,21 @@ impl StoreBuffer {
         (value & !pending_mask) | ((word.value >> shift) & pending_mask)
     }
 
-    /// Applies the pending stores to memory, in the order first stored,
-    /// and empties the buffer.
-    pub(crate) fn apply(&mut self, global: &GlobalMemory) {
-        for (address, word) in self.words.drain(..) {
-            global.merge_word(address, word.value, word.mask);
+    /// Applies the pending stores to the words of shard `shard` of
+    /// `shards` (split by 4 KiB page), so that threads can apply the
+    /// shards of a set of buffers at once, each buffer after buffer in the
+    /// same order, with the result the same as applying them one by one.
+    pub(crate) fn apply_shard(&self, global: &GlobalMemory, shard: usize, shards: usize) {
+        for (&address, word) in &self.words {
+            if (address >> 12) as usize % shards == shard {
+                global.merge_word(address, word.value, word.mask);
+            }
         }
+    }
+
+    /// Forgets the pending stores (once applied).
+    pub(crate) fn clear(&mut self) {
+        self.words.clear();
         self.stored_buffers = 0;
     }
 
@@ -158,6 +168,11 @@ mod tests {
     use super::*;
     use crate::memory::buffer_base;
 
+    fn apply(buffer: &mut StoreBuffer, memory: &GlobalMemory) {
+        buffer.apply_shard(memory, 0, 1);
+        buffer.clear();
+    }
+
     #[test]
     fn pending_stores_are_seen_by_their_block_and_applied_at_the_end() {
         let mut memory = GlobalMemory::new();
@@ -176,7 +191,7 @@ mod tests {
             buffer.write(&memory, buffer_base(a) + 16, 1, 0),
             Err(OutOfBounds)
         );
-        buffer.apply(&memory);
+        apply(&mut buffer, &memory);
         assert!(buffer.is_empty());
         assert_eq!(memory.read(buffer_base(a), 4), Ok(0x11ef_0000));
         // Without buffering, stores go straight through.
@@ -199,8 +214,8 @@ mod tests {
             .unwrap();
         // Each sees only its own bytes until applied.
         assert_eq!(second.read(&memory, buffer_base(a), 4), Ok(0x0202_0000));
-        first.apply(&memory);
-        second.apply(&memory);
+        apply(&mut first, &memory);
+        apply(&mut second, &memory);
         assert_eq!(memory.read(buffer_base(a), 8), Ok(0x0202_0101));
     }
 }

@@ -13,23 +13,27 @@
 pub(crate) const SECTOR_BYTES: u64 = 32;
 const SECTORS_PER_LINE: u64 = 4;
 
-#[derive(Clone, Copy, Debug, Default)]
-struct Line {
-    /// The line's number (address / 128) plus one; 0 marks an empty way.
-    tag: u64,
-    /// Bit `i`: sector `i` of the line is present.
-    sectors: u8,
-    /// When the line was last used (a counter, larger is later).
-    used: u64,
-}
-
-/// The tags of one cache.
+/// The tags of one cache, one entry per way, set after set. Tags and LRU
+/// times are kept apart, so that a look-up reads only the tags of its set
+/// (two host cache lines for 16 ways); the times are read on a miss.
 #[derive(Clone, Debug)]
 pub(crate) struct SectorCache {
     sets: usize,
     ways: usize,
-    lines: Vec<Line>,
+    /// Per way: `(line + 1) << 4 | sectors present` (bit `i`: sector `i`
+    /// of the line), where `line` is the address / 128; 0 marks an empty way.
+    tags: Vec<u64>,
+    /// Per way: when the line was last used (a counter, larger is later;
+    /// empty ways have 0, so they are the first victims).
+    used: Vec<u64>,
     clock: u64,
+}
+
+const SECTOR_BITS: u64 = 0xf;
+
+/// The tag bits of `line` (without its sectors).
+fn line_tag(line: u64) -> u64 {
+    (line + 1) << 4
 }
 
 impl SectorCache {
@@ -41,51 +45,52 @@ impl SectorCache {
         SectorCache {
             sets,
             ways,
-            lines: Vec::new(),
+            tags: Vec::new(),
+            used: Vec::new(),
             clock: 0,
         }
     }
 
-    fn set_of(&mut self, line: u64) -> &mut [Line] {
-        // Lines are allocated on first use, so that a cache that is never
-        // touched (an SM without global loads) costs nothing.
-        if self.lines.is_empty() {
-            self.lines = vec![Line::default(); self.sets * self.ways];
+    /// Allocates the tags on first use, so that a cache that is never
+    /// touched (an SM without global loads) costs nothing.
+    fn allocate(&mut self) {
+        if self.tags.is_empty() {
+            self.tags = vec![0; self.sets * self.ways];
+            self.used = vec![0; self.sets * self.ways];
         }
-        let set = self.set_index(line);
-        &mut self.lines[set * self.ways..(set + 1) * self.ways]
+    }
+
+    fn ways_of(&self, set: usize) -> std::ops::Range<usize> {
+        set * self.ways..(set + 1) * self.ways
     }
 
     /// Whether `sector` is present, without marking its line used (the L2
     /// as every SM sees it during a time window).
     pub(crate) fn contains(&self, sector: u64) -> bool {
-        if self.lines.is_empty() {
+        if self.tags.is_empty() {
             return false;
         }
         let line = sector / SECTORS_PER_LINE;
-        let set = self.set_index(line);
-        self.lines[set * self.ways..(set + 1) * self.ways]
+        let want = line_tag(line) | 1 << (sector % SECTORS_PER_LINE);
+        self.tags[self.ways_of(set_index(line, self.sets))]
             .iter()
-            .any(|way| way.tag == line + 1 && way.sectors & (1 << (sector % SECTORS_PER_LINE)) != 0)
-    }
-
-    fn set_index(&self, line: u64) -> usize {
-        // A multiplicative hash spreads strided lines over the sets, as the
-        // hardware's address hashing does.
-        (line.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 20) as usize % self.sets
+            .any(|&tag| tag & !SECTOR_BITS == want & !SECTOR_BITS && tag & want & SECTOR_BITS != 0)
     }
 
     /// Whether `sector` (an address / 32) is present, marking its line used.
     pub(crate) fn lookup(&mut self, sector: u64) -> bool {
+        self.allocate();
         self.clock += 1;
-        let clock = self.clock;
         let line = sector / SECTORS_PER_LINE;
-        let bit = 1u8 << (sector % SECTORS_PER_LINE);
-        let set = self.set_of(line);
-        match set.iter_mut().find(|way| way.tag == line + 1) {
+        let ways = self.ways_of(set_index(line, self.sets));
+        let tags = &self.tags[ways.clone()];
+        match tags
+            .iter()
+            .position(|&tag| tag & !SECTOR_BITS == line_tag(line))
+        {
             Some(way) => {
-                way.used = clock;
-                way.sectors & bit != 0
+                self.used[ways.start + way] = self.clock;
+                tags[way] & 1 << (sector % SECTORS_PER_LINE) != 0
             }
             None => false,
         }
@@ -94,25 +99,117 @@ impl SectorCache {
     /// Makes `sector` present, allocating its line over the least recently
     /// used one of its set.
     pub(crate) fn fill(&mut self, sector: u64) {
+        self.allocate();
         self.clock += 1;
-        let clock = self.clock;
-        let line = sector / SECTORS_PER_LINE;
-        let bit = 1u8 << (sector % SECTORS_PER_LINE);
-        let set = self.set_of(line);
-        if let Some(way) = set.iter_mut().find(|way| way.tag == line + 1) {
-            way.sectors |= bit;
-            way.used = clock;
+        let ways = self.ways_of(set_index(sector / SECTORS_PER_LINE, self.sets));
+        fill_set(
+            &mut self.tags[ways.clone()],
+            &mut self.used[ways],
+            sector,
+            self.clock,
+        );
+    }
+
+    /// Fills the sectors of `batches`, in order, exactly as `fill` on each
+    /// in turn would, with the sets split among the rayon pool's threads
+    /// when `parallel`: each thread walks every sector and fills those of
+    /// its sets, giving each the LRU clock its place in the order gives it.
+    pub(crate) fn fill_in_order(&mut self, batches: &[&[u64]], parallel: bool) {
+        let total: usize = batches.iter().map(|batch| batch.len()).sum();
+        if total == 0 {
             return;
         }
-        // The first empty way, else the least recently used (the empty
-        // ways have `used` 0, so the minimum finds them first).
-        if let Some(victim) = set.iter_mut().min_by_key(|way| way.used) {
-            *victim = Line {
-                tag: line + 1,
-                sectors: bit,
-                used: clock,
-            };
+        self.allocate();
+        if !parallel {
+            // The sets are far apart in a large cache: asking for the set
+            // a few fills ahead overlaps the host's cache misses.
+            let sectors: Vec<u64> = batches
+                .iter()
+                .flat_map(|batch| batch.iter().copied())
+                .collect();
+            for (index, &sector) in sectors.iter().enumerate() {
+                if let Some(&ahead) = sectors.get(index + PREFETCH_DISTANCE) {
+                    let set = set_index(ahead / SECTORS_PER_LINE, self.sets);
+                    prefetch(&self.tags[set * self.ways]);
+                    prefetch(&self.used[set * self.ways]);
+                }
+                self.fill(sector);
+            }
+            return;
         }
+        let first_clock = self.clock;
+        self.clock += total as u64;
+        let shards = (rayon::current_num_threads() * 2).min(self.sets);
+        let sets_per_shard = self.sets.div_ceil(shards);
+        let (sets, ways) = (self.sets, self.ways);
+        let chunk = sets_per_shard * ways;
+        use rayon::prelude::*;
+        self.tags
+            .par_chunks_mut(chunk)
+            .zip(self.used.par_chunks_mut(chunk))
+            .enumerate()
+            .for_each(|(shard, (tags, used))| {
+                let first_set = shard * sets_per_shard;
+                let mut clock = first_clock;
+                for batch in batches {
+                    for &sector in *batch {
+                        clock += 1;
+                        let set = set_index(sector / SECTORS_PER_LINE, sets);
+                        let local = set.wrapping_sub(first_set);
+                        if local < sets_per_shard {
+                            let ways = local * ways..(local + 1) * ways;
+                            fill_set(&mut tags[ways.clone()], &mut used[ways], sector, clock);
+                        }
+                    }
+                }
+            });
+    }
+}
+
+/// How many fills ahead `fill_in_order` asks for a set.
+const PREFETCH_DISTANCE: usize = 8;
+
+/// Asks the host to bring `value`'s cache line in, without waiting for it.
+#[inline(always)]
+fn prefetch<T>(value: &T) {
+    // SAFETY: SSE, the one feature `_mm_prefetch` needs, is part of every
+    // x86-64 CPU, and a prefetch neither reads nor writes memory that Rust
+    // can observe (a hint, even for an address it cannot use).
+    #[cfg(target_arch = "x86_64")]
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+            (value as *const T).cast::<i8>(),
+        );
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = value;
+}
+
+/// The set of `line` in a cache of `sets` sets. A multiplicative hash
+/// spreads strided lines over the sets, as the hardware's address hashing
+/// does.
+fn set_index(line: u64, sets: usize) -> usize {
+    (line.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 20) as usize % sets
+}
+
+/// Makes `sector` present in one set (its ways' `tags` and `used`) at LRU
+/// time `clock`.
+fn fill_set(tags: &mut [u64], used: &mut [u64], sector: u64, clock: u64) {
+    let line = sector / SECTORS_PER_LINE;
+    let bit = 1u64 << (sector % SECTORS_PER_LINE);
+    if let Some(way) = tags
+        .iter()
+        .position(|&tag| tag & !SECTOR_BITS == line_tag(line))
+    {
+        tags[way] |= bit;
+        used[way] = clock;
+        return;
+    }
+    // The first empty way, else the least recently used.
+    let victim = (0..used.len()).min_by_key(|&way| used[way]).unwrap_or(0);
+    if let (Some(tag), Some(time)) = (tags.get_mut(victim), used.get_mut(victim)) {
+        *tag = line_tag(line) | bit;
+        *time = clock;
     }
 }
 
@@ -160,5 +257,40 @@ mod tests {
             }
             assert!(hits < sectors / 2, "pass {pass}: {hits} hits of {sectors}");
         }
+    }
+
+    #[test]
+    fn filling_in_parallel_leaves_the_tags_sequential_fills_leave() {
+        // Three batches of pseudo-random sectors over a small cache, so
+        // that sets overflow and the LRU order decides what stays.
+        let mut state = 12345u64;
+        let batches: Vec<Vec<u64>> = (0..3)
+            .map(|_| {
+                (0..2000)
+                    .map(|_| {
+                        state = state
+                            .wrapping_mul(6364136223846793005)
+                            .wrapping_add(1442695040888963407);
+                        (state >> 33) % 4096
+                    })
+                    .collect()
+            })
+            .collect();
+        let slices: Vec<&[u64]> = batches.iter().map(|batch| batch.as_slice()).collect();
+        let mut sequential = SectorCache::new(16 * 1024, 4);
+        sequential.fill(7);
+        for &sector in batches.iter().flatten() {
+            sequential.fill(sector);
+        }
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .unwrap();
+        let mut parallel = SectorCache::new(16 * 1024, 4);
+        parallel.fill(7);
+        pool.install(|| parallel.fill_in_order(&slices, true));
+        assert_eq!(parallel.tags, sequential.tags);
+        assert_eq!(parallel.used, sequential.used);
+        assert_eq!(parallel.clock, sequential.clock);
     }
 }

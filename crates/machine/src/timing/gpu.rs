@@ -36,6 +36,7 @@ use crate::block::LaunchEnv;
 use crate::error::{ExecError, FaultKind};
 use crate::findings::FindingLog;
 use crate::stats::RunStats;
+use crate::store_buffer::StoreBuffer;
 use crate::timing::cache::SectorCache;
 use crate::timing::operands::instruction_timings;
 use crate::timing::sm::{Costs, Shared, Sm, NEVER};
@@ -167,26 +168,13 @@ pub(crate) fn run_gpu<'a>(
     let mut next_block = 0u64;
     // The first wave: blocks go round the SMs, one slot at a time, as the
     // hardware's scheduler spreads a launch breadth first.
-    {
-        let shared = view!(&l2, 1);
-        let mut stats = stats_pool[0]
-            .lock()
-            .unwrap_or_else(|error| error.into_inner());
-        'wave: for slot in 0..occupancy.blocks_per_sm as usize {
-            for sm in sms.iter_mut() {
-                if next_block >= block_count {
-                    break 'wave;
-                }
-                sm.launch(
-                    &shared,
-                    &mut stats,
-                    slot,
-                    next_block,
-                    block_at(next_block),
-                    launch_latency,
-                );
-                next_block += 1;
+    'wave: for slot in 0..occupancy.blocks_per_sm as usize {
+        for sm in sms.iter_mut() {
+            if next_block >= block_count {
+                break 'wave;
             }
+            sm.launch(env, slot, next_block, block_at(next_block), launch_latency);
+            next_block += 1;
         }
     }
     let mut window_start = 0u64;
@@ -216,12 +204,13 @@ pub(crate) fn run_gpu<'a>(
             sms.iter_mut().filter(|sm| sm.is_active()).for_each(run);
         }
         // The window's end, in SM order.
+        apply_stores(&mut sms, env, pool, parallel);
+        {
+            let batches: Vec<&[u64]> = sms.iter().map(|sm| sm.l2_accesses.as_slice()).collect();
+            pool.install(|| l2.fill_in_order(&batches, parallel));
+        }
         let mut freed: Vec<(u64, u32, usize)> = Vec::new();
         for sm in sms.iter_mut() {
-            sm.apply_stores(env.global);
-            for &sector in &sm.l2_accesses {
-                l2.fill(sector);
-            }
             sm.end_window();
             stopping |= outcome.collect(sm, control) && !control.keep_going;
             for (slot, cycle) in sm.freed.drain(..) {
@@ -233,9 +222,6 @@ pub(crate) fn run_gpu<'a>(
             .warp_instructions
             .store(sms.iter().map(|sm| sm.issued).sum(), Ordering::Relaxed);
         // Livelocks: a block whose state repeats with no memory changing.
-        let mut shared_stats = stats_pool[0]
-            .lock()
-            .unwrap_or_else(|error| error.into_inner());
         let fingerprint = sms
             .iter_mut()
             .flat_map(|sm| {
@@ -304,23 +290,14 @@ pub(crate) fn run_gpu<'a>(
         }
         // The freed slots take the next blocks, earliest freed first.
         freed.sort_unstable();
-        let shared = view!(&l2, 1);
         for (cycle, sm_index, slot) in freed {
             if next_block >= block_count {
                 break;
             }
             let start = (cycle + launch_latency).max(window_end);
-            sms[sm_index as usize].launch(
-                &shared,
-                &mut shared_stats,
-                slot,
-                next_block,
-                block_at(next_block),
-                start,
-            );
+            sms[sm_index as usize].launch(env, slot, next_block, block_at(next_block), start);
             next_block += 1;
         }
-        drop(shared_stats);
         // Skip windows in which no SM has anything to do.
         let next_cycle = sms
             .iter()
@@ -335,9 +312,7 @@ pub(crate) fn run_gpu<'a>(
         };
     }
     // A launch that stopped early leaves no store behind.
-    for sm in sms.iter_mut() {
-        sm.apply_stores(env.global);
-    }
+    apply_stores(&mut sms, env, pool, parallel);
     for stats in stats_pool {
         outcome.stats.merge(
             &stats
@@ -389,4 +364,40 @@ pub(crate) fn run_gpu<'a>(
     }
     outcome.timeline = timeline;
     outcome
+}
+
+/// Applies the SMs' weak global stores of the window to memory, in SM
+/// order (`Sm::stores`), split by page among the pool's threads when
+/// `parallel`: each thread applies its pages' words, buffer after buffer
+/// in that order, so a word two blocks stored ends up the same on any host.
+fn apply_stores(sms: &mut [Sm<'_>], env: &LaunchEnv<'_>, pool: &rayon::ThreadPool, parallel: bool) {
+    let buffers: Vec<&StoreBuffer> = sms
+        .iter()
+        .flat_map(|sm| sm.stores())
+        .filter(|stores| !stores.is_empty())
+        .collect();
+    if buffers.is_empty() {
+        // Nothing stored, nothing to forget.
+        return;
+    }
+    {
+        let shards = if parallel {
+            pool.current_num_threads() * 2
+        } else {
+            1
+        };
+        let apply_shard = |shard: usize| {
+            for stores in &buffers {
+                stores.apply_shard(env.global, shard, shards);
+            }
+        };
+        if shards > 1 {
+            pool.install(|| (0..shards).into_par_iter().for_each(apply_shard));
+        } else {
+            apply_shard(0);
+        }
+    }
+    for sm in sms.iter_mut() {
+        sm.clear_stores();
+    }
 }

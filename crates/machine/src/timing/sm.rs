@@ -54,6 +54,7 @@ use crate::store_buffer::StoreBuffer;
 use crate::timing::cache::SectorCache;
 use crate::timing::operands::{InstructionTiming, MemoryPipe, Pipe};
 use crate::timing::{BlockSpan, WarpSpan};
+use crate::warp::WARP_SIZE;
 
 /// A cycle no event will ever reach.
 pub(crate) const NEVER: u64 = u64::MAX;
@@ -246,9 +247,43 @@ struct WarpTiming {
     memory_done: u64,
 }
 
+impl WarpTiming {
+    /// The timing of a new warp of `registers` registers in
+    /// `sub_partition`, issuing from `start`, in `ready` and `producer`'s
+    /// allocations.
+    fn fresh(
+        mut ready: Vec<u64>,
+        mut producer: Vec<StallReason>,
+        registers: usize,
+        sub_partition: u8,
+        start: u64,
+    ) -> WarpTiming {
+        ready.clear();
+        ready.resize(registers, 0);
+        producer.clear();
+        producer.resize(registers, StallReason::Wait);
+        WarpTiming {
+            ready,
+            producer,
+            earliest: start,
+            accounted: start,
+            blocked_since: None,
+            last_pc: 0,
+            finished: false,
+            streak: PathStreak::default(),
+            chosen: None,
+            sub_partition,
+            memory_done: start,
+        }
+    }
+}
+
 /// A block resident on the SM.
 struct ResidentBlock<'a> {
     linear: u64,
+    /// The block's index, until the runner has been set up to run it (in
+    /// the window's parallel part, not in the serial one that places it).
+    pending_setup: Option<[u32; 3]>,
     runner: BlockRunner<'a>,
     warps: Vec<WarpTiming>,
     start: u64,
@@ -290,7 +325,11 @@ pub(crate) struct Sm<'a> {
     /// The next cycle to simulate.
     pub cycle: u64,
     slots: Vec<Option<ResidentBlock<'a>>>,
+    /// Runners and warp timings of blocks that left, for the next ones.
     spare: Vec<BlockRunner<'a>>,
+    spare_warps: Vec<Vec<WarpTiming>>,
+    /// Whether a resident block waits for its runner to be set up.
+    setups_pending: bool,
     sub_partitions: Vec<SubPartition>,
     scheduler: SchedulerPolicy,
     /// When the SM's MIO and L1TEX data path is free.
@@ -338,6 +377,8 @@ impl<'a> Sm<'a> {
             cycle: 0,
             slots: (0..blocks_per_sm).map(|_| None).collect(),
             spare: Vec::new(),
+            spare_warps: Vec::new(),
+            setups_pending: false,
             sub_partitions: vec![SubPartition::default(); 4],
             scheduler: config.scheduler,
             data_path_free: 0,
@@ -373,48 +414,49 @@ impl<'a> Sm<'a> {
     }
 
     /// Places block `linear` (index `block_index`) in `slot`, its warps
-    /// issuing from cycle `start`.
+    /// issuing from cycle `start`. The block's runner is set up when the SM
+    /// next runs (`set_up_blocks`), so that the window's serial end does
+    /// no per-thread work.
     pub(crate) fn launch(
         &mut self,
-        shared: &Shared<'_, 'a>,
-        stats: &mut RunStats,
+        env: &'a LaunchEnv<'a>,
         slot: usize,
         linear: u64,
         block_index: [u32; 3],
         start: u64,
     ) {
-        let env = shared.env;
-        let mut runner = self.spare.pop().unwrap_or_else(|| BlockRunner::new(env));
-        runner.swap_stats(stats);
-        runner.start_block(block_index);
-        runner.swap_stats(stats);
+        let runner = self.spare.pop().unwrap_or_else(|| BlockRunner::new(env));
         let registers = (env.program.value_regs + env.program.pred_regs) as usize;
-        let warp_count = runner.warp_count();
+        let warp_count = (env.block_dim.iter().product::<u32>() as usize).div_ceil(WARP_SIZE);
         let first_warp_slot = slot * warp_count;
-        let warps = (0..warp_count)
-            .map(|warp| {
-                let sub_partition = ((first_warp_slot + warp) % self.sub_partitions.len()) as u8;
-                self.sub_partitions[sub_partition as usize]
-                    .warps
-                    .push(WarpRef {
-                        slot: slot as u16,
-                        warp: warp as u16,
-                    });
-                WarpTiming {
-                    ready: vec![0; registers],
-                    producer: vec![StallReason::Wait; registers],
-                    earliest: start,
-                    accounted: start,
-                    blocked_since: None,
-                    last_pc: 0,
-                    finished: false,
-                    streak: PathStreak::default(),
-                    chosen: None,
-                    sub_partition,
-                    memory_done: start,
-                }
-            })
-            .collect();
+        // The warp timings of a block that left lend their allocations.
+        let mut spare = self.spare_warps.pop().unwrap_or_default();
+        let mut old = spare.drain(..);
+        let mut warps = Vec::with_capacity(warp_count);
+        for warp in 0..warp_count {
+            let sub_partition = ((first_warp_slot + warp) % self.sub_partitions.len()) as u8;
+            let (ready, producer) = old
+                .next()
+                .map(|timing| (timing.ready, timing.producer))
+                .unwrap_or_default();
+            warps.push(WarpTiming::fresh(
+                ready,
+                producer,
+                registers,
+                sub_partition,
+                start,
+            ));
+        }
+        drop(old);
+        for (warp, timing) in warps.iter().enumerate() {
+            self.sub_partitions[timing.sub_partition as usize]
+                .warps
+                .push(WarpRef {
+                    slot: slot as u16,
+                    warp: warp as u16,
+                });
+        }
+        self.setups_pending = true;
         for sub in &mut self.sub_partitions {
             sub.next_possible = sub.next_possible.min(start);
         }
@@ -424,6 +466,7 @@ impl<'a> Sm<'a> {
         self.first_active = self.first_active.min(start);
         self.slots[slot] = Some(ResidentBlock {
             linear,
+            pending_setup: Some(block_index),
             runner,
             warps,
             start,
@@ -472,6 +515,9 @@ impl<'a> Sm<'a> {
         stats: &mut RunStats,
         end: u64,
     ) {
+        if self.setups_pending {
+            self.set_up_blocks(stats);
+        }
         while self.cycle < end && self.is_active() {
             let cycle = self.cycle;
             let mut next = NEVER;
@@ -505,6 +551,19 @@ impl<'a> Sm<'a> {
         if !self.is_active() {
             // Idle until the next block arrives.
             self.cycle = self.cycle.max(end);
+        }
+    }
+
+    /// Sets up the runners of the blocks placed since the SM last ran.
+    #[cold]
+    fn set_up_blocks(&mut self, stats: &mut RunStats) {
+        self.setups_pending = false;
+        for block in self.slots.iter_mut().flatten() {
+            if let Some(block_index) = block.pending_setup.take() {
+                block.runner.swap_stats(stats);
+                block.runner.start_block(block_index);
+                block.runner.swap_stats(stats);
+            }
         }
     }
 
@@ -658,9 +717,13 @@ impl<'a> Sm<'a> {
                 reason = timing.producer[register as usize];
             }
         }
+        // A stalled warp cannot issue before `ready` (only its own issues
+        // change its registers' ready times) or `free` (the pipes and
+        // queues only get busier), so the scans skip it until then.
         if ready > cycle {
             stall(stats, timing, pc, reason, ready);
             timing.chosen = Some((path, pc));
+            timing.earliest = ready;
             return Attempt::Stalled(ready);
         }
         let pipe = instruction.pipe;
@@ -685,6 +748,7 @@ impl<'a> Sm<'a> {
         if free > cycle {
             stall(stats, timing, pc, throttle, free);
             timing.chosen = Some((path, pc));
+            timing.earliest = free;
             return Attempt::Stalled(free);
         }
         timing.chosen = None;
@@ -1103,18 +1167,29 @@ impl<'a> Sm<'a> {
         }
         self.freed.push((slot, cycle));
         self.spare.push(block.runner);
+        self.spare_warps.push(block.warps);
     }
 
-    /// Applies the weak global stores of this window to memory: those of
-    /// the blocks that left, in the order they left, then those of the
-    /// resident blocks, in slot order.
-    pub(crate) fn apply_stores(&mut self, global: &crate::memory::GlobalMemory) {
+    /// The weak global stores of this window, in the order they are
+    /// applied: those of the blocks that left, in the order they left,
+    /// then those of the resident blocks, in slot order.
+    pub(crate) fn stores(&self) -> impl Iterator<Item = &StoreBuffer> {
+        self.departed_stores.iter().chain(
+            self.slots
+                .iter()
+                .flatten()
+                .map(|block| block.runner.stores()),
+        )
+    }
+
+    /// Forgets the window's weak global stores, once applied.
+    pub(crate) fn clear_stores(&mut self) {
         for mut stores in self.departed_stores.drain(..) {
-            stores.apply(global);
+            stores.clear();
             self.empty_stores.push(stores);
         }
         for block in self.slots.iter_mut().flatten() {
-            block.runner.apply_stores();
+            block.runner.clear_stores();
         }
     }
 
