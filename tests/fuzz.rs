@@ -152,6 +152,7 @@ fn exercise(text: &str) -> Result<Reached, TestCaseError> {
         let options = warpsim_machine::RunOptions {
             host_threads: 1,
             check_initialization: true,
+            check_races: true,
             timeline: false,
             sample_waves: 0,
         };

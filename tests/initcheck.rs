@@ -83,9 +83,12 @@ fn each_kernel_reports_its_reads_at_its_line() {
     ];
     for (name, read) in expected {
         let (text, outcome, _) = check_launch(&launch(name), machine(0xff), 2);
+        // sharedMissingSync's missing barrier is a race (tests/racecheck.rs
+        // looks at those), not an uninitialized read.
         let found: Vec<(u32, &str, Severity)> = outcome
             .findings
             .iter()
+            .filter(|finding| finding.kind != FindingKind::SharedRace)
             .map(|finding| {
                 assert_eq!(finding.kind, FindingKind::UninitializedRead, "{text}");
                 (finding.line, finding.threads.as_str(), finding.severity)
@@ -96,7 +99,8 @@ fn each_kernel_reports_its_reads_at_its_line() {
             .into_iter()
             .collect();
         assert_eq!(found, expected, "{name}:\n{text}");
-        assert_eq!(outcome.failed, read.is_some(), "{name}");
+        let racy = name == "sharedMissingSync";
+        assert_eq!(outcome.failed, read.is_some() || racy, "{name}");
     }
 }
 

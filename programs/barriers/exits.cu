@@ -42,8 +42,8 @@ extern "C" __global__ void exitInsideLoop(int* out) {
 // line 52 and read the words of warps 2-3; warps 2-3 store, skip the
 // barrier, read the words of warps 0-1 (line 55) and exit, which is what
 // completes the barrier.
-// Expect: barrier-completed-by-exit, warning, line 52
-// (divergent-barrier-in-block acceptable in addition).
+// Expect: barrier-completed-by-exit, warning, line 52 (divergent-barrier-in-
+// block acceptable in addition); shared-race (read-after-write), line 55.
 extern "C" __global__ void skipBarrierThenExit(int* out) {
   __shared__ int s[128];
   unsigned tid = threadIdx.x;

@@ -291,7 +291,7 @@ pub fn summary(kernel: &str, findings: &[FindingReport]) -> String {
     let plural =
         |count: usize, word: &str| format!("{count} {word}{}", if count == 1 { "" } else { "s" });
     if findings.is_empty() {
-        format!("check: kernel `{kernel}`: no barrier, warp-sync or uninitialized-memory problems found\n")
+        format!("check: kernel `{kernel}`: no barrier, warp-sync, uninitialized-memory or shared-memory race problems found\n")
     } else {
         format!(
             "check: kernel `{kernel}`: {}, {}\n",
@@ -342,6 +342,7 @@ impl crate::PreparedLaunch {
     ) -> Result<(crate::RunResult, CheckOutcome), crate::InputError> {
         let options = crate::RunOptions {
             check_initialization: true,
+            check_races: true,
             ..options
         };
         let mut result = self.run_machine(options, control)?;

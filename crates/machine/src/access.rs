@@ -156,6 +156,16 @@ pub(crate) fn memory_access(
     }
     let mut shared_lanes = 0u32;
     let mut global_lanes = 0u32;
+    // The race checker's view of this instruction: the block's barrier
+    // epoch (every barrier opening adds one generation), this dynamic
+    // instruction, the warp's synchronizations.
+    let race_accessor = state.races.is_some().then(|| crate::racecheck::Accessor {
+        thread: 0,
+        pc,
+        epoch: crate::warp::barrier_openings(&state.barriers),
+        instruction: state.instructions,
+        warp_syncs: warp.syncs,
+    });
     state.sectors.clear();
     state.local_sectors.clear();
     state.last_wavefronts = warpsim_banks::Wavefronts::default();
@@ -169,6 +179,13 @@ pub(crate) fn memory_access(
             Target::Shared(offset) => {
                 shared_lanes |= 1 << lane;
                 state.shared_addresses[lane] = offset as u32;
+                if let (Some(races), Some(accessor)) = (&mut state.races, race_accessor) {
+                    let accessor = crate::racecheck::Accessor {
+                        thread: thread as u32,
+                        ..accessor
+                    };
+                    races.observe(accessor, offset, total, store);
+                }
             }
             Target::Global(address) => {
                 global_lanes |= 1 << lane;

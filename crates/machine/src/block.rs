@@ -22,6 +22,7 @@ use crate::findings::Finding;
 use crate::initcheck::WrittenBytes;
 use crate::memory::{GlobalMemory, SHARED_WINDOW, WINDOW_SIZE};
 use crate::program::*;
+use crate::racecheck::SharedRaces;
 use crate::semantics::{execute, fault, lanes_mut, uniform_value, Fault};
 use crate::stats::RunStats;
 use crate::store_buffer::StoreBuffer;
@@ -47,6 +48,8 @@ pub struct LaunchEnv<'a> {
     /// Track which bytes of shared and local memory have been written and
     /// report reads of the others (`initcheck.rs`); off for a plain run.
     pub check_initialization: bool,
+    /// Look for shared-memory races (`racecheck.rs`); off for a plain run.
+    pub check_races: bool,
 }
 
 /// Where a warp goes next (see [`BlockRunner::peek`]).
@@ -139,6 +142,8 @@ pub(crate) struct BlockState {
     pub(crate) printed_dropped: u64,
     /// The block's weak global stores of the current time window.
     pub(crate) stores: StoreBuffer,
+    /// The shared-memory race checker, when checking.
+    pub(crate) races: Option<SharedRaces>,
 }
 
 impl<'a> BlockRunner<'a> {
@@ -180,6 +185,7 @@ impl<'a> BlockRunner<'a> {
                 printed: Vec::new(),
                 printed_dropped: 0,
                 stores: StoreBuffer::new(!env.program.communicates_across_blocks),
+                races: env.check_races.then(|| SharedRaces::new(shared_bytes)),
             },
         }
     }
@@ -211,7 +217,14 @@ impl<'a> BlockRunner<'a> {
     /// barrier that ended it included).
     pub fn take_findings(&mut self) -> Vec<Finding> {
         let fill = self.env.config.memory.fresh_fill;
-        self.state.checker.take_findings(self.env.program, fill)
+        let mut findings = self.state.checker.take_findings(self.env.program, fill);
+        if let Some(races) = &mut self.state.races {
+            for mut finding in races.take_findings(self.env.program) {
+                finding.block = self.state.block_index;
+                findings.push(finding);
+            }
+        }
+        findings
     }
 
     /// Makes `block_index` this runner's block, its warps at their first
@@ -332,10 +345,7 @@ impl<'a> BlockRunner<'a> {
 
     /// A number that changes whenever one of the block's barriers opens.
     pub(crate) fn barrier_generations(&self) -> u32 {
-        self.state
-            .barriers
-            .iter()
-            .fold(0u32, |sum, barrier| sum.wrapping_add(barrier.generation))
+        crate::warp::barrier_openings(&self.state.barriers)
     }
 
     /// When no warp of the block can issue and none waits for anything
@@ -514,6 +524,9 @@ impl<'a> BlockRunner<'a> {
         if let Some(written) = &mut self.state.written {
             written.reset();
         }
+        if let Some(races) = &mut self.state.races {
+            races.reset();
+        }
         self.state.barriers = [Barrier::default(); 16];
         self.state.live_threads = threads;
         self.state.instructions = 0;
@@ -533,6 +546,7 @@ impl<'a> BlockRunner<'a> {
                 (1 << lanes) - 1
             };
             warp.exited = 0;
+            warp.syncs = 0;
             warp.paths.clear();
             warp.paths.push(Path {
                 pc: 0,

@@ -41,6 +41,9 @@ pub enum FindingKind {
     /// A load (or an atomic) read shared memory that no thread of the block
     /// had written, or local memory that its thread had not written.
     UninitializedRead,
+    /// Two threads of a block accessed the same shared-memory bytes, one
+    /// of them writing, with no barrier between (`racecheck.rs`).
+    SharedRace,
 }
 
 impl FindingKind {
@@ -55,6 +58,7 @@ impl FindingKind {
             FindingKind::InvalidBarrier => "invalid-barrier",
             FindingKind::NonUniformBarrier => "non-uniform-barrier",
             FindingKind::UninitializedRead => "uninitialized-read",
+            FindingKind::SharedRace => "shared-race",
         }
     }
 }

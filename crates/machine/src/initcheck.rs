@@ -227,7 +227,7 @@ fn byte_range(first: u64, end: u64) -> String {
 /// as a person would name them: by the variable that holds them (`bytes of
 /// `tile` (within its bytes 0-127, shared offsets 0x0-0x7f)`), by the
 /// variables they span, or by offset alone.
-fn shared_bytes_text(program: &Program, first: u64, end: u64) -> String {
+pub(crate) fn shared_bytes_text(program: &Program, first: u64, end: u64) -> String {
     let offsets = if end <= first + 1 {
         format!("shared offset {first:#x}")
     } else {

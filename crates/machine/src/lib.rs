@@ -32,6 +32,7 @@ mod initcheck;
 pub mod memory;
 pub mod printf;
 pub mod program;
+mod racecheck;
 mod semantics;
 pub mod stats;
 mod store_buffer;
@@ -263,6 +264,10 @@ pub struct RunOptions {
     /// block's shared and local memory and looks at every access, so plain
     /// runs leave it off; the barrier checker runs either way.
     pub check_initialization: bool,
+    /// Report shared-memory races within a block (`shared-race`
+    /// findings): a shadow entry per word of each block's shared memory,
+    /// looked at by every shared access, so plain runs leave it off.
+    pub check_races: bool,
     /// Record what every SM held over time ([`RunOutcome::timeline`]).
     pub timeline: bool,
     /// Simulate only this many waves of blocks (0: all) and extrapolate the
@@ -284,6 +289,7 @@ pub fn run(
     let options = RunOptions {
         host_threads,
         check_initialization: false,
+        check_races: false,
         timeline: false,
         sample_waves: 0,
     };
@@ -323,6 +329,7 @@ pub fn run_with(
         dynamic_shared_bytes: launch.dynamic_shared_bytes,
         global_variable_addresses: &launch.global_variable_addresses,
         check_initialization: options.check_initialization,
+        check_races: options.check_races,
     };
     let [gx, gy, gz] = launch.grid;
     let block_count = u64::from(gx) * u64::from(gy) * u64::from(gz);

@@ -111,6 +111,10 @@ pub struct Warp {
     /// Lanes that hold a thread of the block.
     pub valid: u32,
     pub exited: u32,
+    /// Warp synchronizations completed (`bar.warp.sync` and the other
+    /// `.sync` collectives): accesses of its lanes on either side of one
+    /// are ordered (`racecheck.rs`).
+    pub syncs: u32,
 }
 
 impl Warp {
@@ -308,4 +312,13 @@ impl Warp {
     pub fn is_finished(&self) -> bool {
         self.paths.iter().all(|path| path.mask == 0)
     }
+}
+
+/// How many times the barriers have opened (wrapping): a number that
+/// changes whenever one of them opens, and the block's barrier epoch for
+/// the race checker.
+pub(crate) fn barrier_openings(barriers: &[Barrier]) -> u32 {
+    barriers
+        .iter()
+        .fold(0u32, |sum, barrier| sum.wrapping_add(barrier.generation))
 }

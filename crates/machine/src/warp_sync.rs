@@ -147,6 +147,7 @@ fn try_release(program: &Program, warp: &mut Warp, checker: &mut BlockChecker, m
     if mask & warp.live() & !arrived != 0 {
         return;
     }
+    warp.syncs = warp.syncs.wrapping_add(1);
     // Gather what every participating lane contributes.
     let mut shuffle_source = [0u64; WARP_SIZE];
     let mut vote_bits = 0u32;

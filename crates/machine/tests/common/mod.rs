@@ -62,6 +62,7 @@ pub struct Launcher {
     keep_going: bool,
     params_override: Option<Vec<u8>>,
     check_initialization: bool,
+    check_races: bool,
     registers_per_thread: Option<u32>,
     sample_waves: u32,
 }
@@ -79,6 +80,7 @@ pub fn kernel(source: &str) -> Launcher {
         keep_going: false,
         params_override: None,
         check_initialization: false,
+        check_races: false,
         registers_per_thread: None,
         sample_waves: 0,
     }
@@ -163,6 +165,11 @@ impl Launcher {
         self
     }
 
+    pub fn check_races(mut self) -> Self {
+        self.check_races = true;
+        self
+    }
+
     /// Replaces the parameter buffer built from the arguments.
     pub fn raw_params(mut self, params: Vec<u8>) -> Self {
         self.params_override = Some(params);
@@ -237,6 +244,7 @@ impl Launcher {
         let options = RunOptions {
             host_threads: self.host_threads,
             check_initialization: self.check_initialization,
+            check_races: self.check_races,
             timeline: false,
             sample_waves: self.sample_waves,
         };

@@ -1,0 +1,102 @@
+//! The shared-memory race checker, file-driven: every launch file in
+//! `programs/racecheck/` is checked, and what `warpsim check` prints must
+//! equal the `.check` file beside it (`WARPSIM_BLESS=1 cargo test -p warpsim
+//! --test racecheck` rewrites them). The expected finding of each kernel is
+//! argued in the comment above it in `programs/racecheck/racecheck.cu`.
+//!
+//! Also: the legacy warp-synchronous reductions of the corpus are found,
+//! the findings do not depend on host threads, and a plain run looks for
+//! nothing.
+
+mod support;
+
+use std::path::PathBuf;
+
+use support::{check_expected, check_launch, launch_files, repo_root, run_program};
+use warpsim_driver::check::{FindingKind, Severity};
+
+fn config() -> warpsim_machine::MachineConfig {
+    warpsim_driver::load_config(None).expect("the built-in machine")
+}
+
+fn launch(path: &str) -> PathBuf {
+    repo_root().join("programs").join(format!("{path}.toml"))
+}
+
+#[test]
+fn every_racecheck_program_prints_its_expected_findings() {
+    let launches: Vec<PathBuf> = launch_files()
+        .into_iter()
+        .filter(|path| path.parent().is_some_and(|dir| dir.ends_with("racecheck")))
+        .collect();
+    assert_eq!(launches.len(), 6, "{launches:?}");
+    let mut failures = Vec::new();
+    for launch in &launches {
+        let (text, _, _) = check_launch(launch, config(), 2);
+        if let Some(difference) = check_expected(&launch.with_extension("check"), &text) {
+            failures.push(difference);
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// Each racy kernel has one shared-race error of the hazard its comment
+/// names, at its line; the correct ones have none.
+#[test]
+fn each_kernel_reports_its_hazard_at_its_line() {
+    let expected = [
+        ("rawMissingSync", Some(("read-after-write", 17))),
+        ("rawWithSync", None),
+        ("warShiftInPlace", Some(("write-after-read", 39))),
+        ("wawLastWriterWins", Some(("write-after-write", 49))),
+        ("warpReduceNoSyncwarp", Some(("write-after-read", 67))),
+        ("warpReduceSyncwarp", None),
+    ];
+    for (name, race) in expected {
+        let (text, outcome, _) = check_launch(&launch(&format!("racecheck/{name}")), config(), 2);
+        let found: Vec<(FindingKind, Severity, u32, bool)> = outcome
+            .findings
+            .iter()
+            .map(|finding| {
+                let hazard = race.is_some_and(|(hazard, _)| finding.message.contains(hazard));
+                (finding.kind, finding.severity, finding.line, hazard)
+            })
+            .collect();
+        let expected: Vec<(FindingKind, Severity, u32, bool)> = race
+            .map(|(_, line)| (FindingKind::SharedRace, Severity::Error, line, true))
+            .into_iter()
+            .collect();
+        assert_eq!(found, expected, "{name}:\n{text}");
+        assert_eq!(outcome.failed, race.is_some(), "{name}");
+    }
+}
+
+/// The reductions that unroll their last warp with `volatile` and no
+/// `__syncwarp()` (the CUDA samples' reduce4 to reduce6, written before
+/// Volta) race on hardware that does not run a warp in lockstep.
+#[test]
+fn legacy_warp_synchronous_reductions_are_races() {
+    for name in ["reduce4_unroll_last_warp", "reduce6_multi_element"] {
+        let (text, outcome, _) = check_launch(&launch(&format!("corpus/{name}")), config(), 2);
+        assert!(!outcome.findings.is_empty(), "{name}:\n{text}");
+        for finding in &outcome.findings {
+            assert_eq!(finding.kind, FindingKind::SharedRace, "{name}:\n{text}");
+            // Every one lies in warpReduce (reductions.cu lines 77-84),
+            // inlined at the call.
+            assert!(text.contains("__syncwarp()"), "{name}:\n{text}");
+        }
+        // The race leaves the sums right in warpsim, as it often does on
+        // hardware: the finding is the bug, not the output.
+        let run = run_program(&format!("corpus/{name}"), None, 2);
+        assert_eq!(run.failure, None);
+    }
+}
+
+#[test]
+fn race_findings_do_not_depend_on_host_threads() {
+    for name in ["racecheck/rawMissingSync", "corpus/reduce6_multi_element"] {
+        let (one, _, _) = check_launch(&launch(name), config(), 1);
+        let (three, _, _) = check_launch(&launch(name), config(), 3);
+        assert_eq!(one, three, "{name}");
+    }
+}
