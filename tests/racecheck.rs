@@ -73,20 +73,42 @@ fn each_kernel_reports_its_hazard_at_its_line() {
 
 /// The reductions that unroll their last warp with `volatile` and no
 /// `__syncwarp()` (the CUDA samples' reduce4 to reduce6, written before
-/// Volta) race on hardware that does not run a warp in lockstep.
+/// Volta) race on hardware that does not run a warp in lockstep: every
+/// finding is a shared race between lines of that unrolled last warp
+/// (programs/corpus/reductions.cu: warpReduce's lines 78-83, inlined at
+/// line 98, and reduce6's lines 148-153).
 #[test]
 fn legacy_warp_synchronous_reductions_are_races() {
-    for name in ["reduce4_unroll_last_warp", "reduce6_multi_element"] {
+    for (name, last_warp_lines) in [
+        ("reduce4_unroll_last_warp", 78..=83),
+        ("reduce6_multi_element", 148..=153),
+    ] {
         let (text, outcome, _) = check_launch(&launch(&format!("corpus/{name}")), config(), 2);
         assert!(!outcome.findings.is_empty(), "{name}:\n{text}");
         for finding in &outcome.findings {
             assert_eq!(finding.kind, FindingKind::SharedRace, "{name}:\n{text}");
-            // Every one lies in warpReduce (reductions.cu lines 77-84),
-            // inlined at the call.
-            assert!(text.contains("__syncwarp()"), "{name}:\n{text}");
+            assert_eq!(finding.sites.len(), 2, "{name}:\n{text}");
+            for site in &finding.sites {
+                // The line the code came from: inside warpReduce when inlined.
+                let line = site
+                    .inlined_from
+                    .first()
+                    .map_or(site.line, |place| place.line);
+                assert!(
+                    last_warp_lines.contains(&line),
+                    "{name}: line {line}:\n{text}"
+                );
+            }
+            assert!(
+                finding
+                    .notes
+                    .iter()
+                    .any(|note| note.contains("__syncwarp()")),
+                "{name}:\n{text}"
+            );
         }
-        // The race leaves the sums right in warpsim, as it often does on
-        // hardware: the finding is the bug, not the output.
+        // A plain run of it does not fail (tests/corpus.rs checks its sums):
+        // the finding is the bug, not the output.
         let run = run_program(&format!("corpus/{name}"), None, 2);
         assert_eq!(run.failure, None);
     }

@@ -169,6 +169,9 @@ pub(crate) fn memory_access(
     state.sectors.clear();
     state.local_sectors.clear();
     state.last_wavefronts = warpsim_banks::Wavefronts::default();
+    // Where the warp's local memory starts for the caches, once per
+    // instruction, when a lane reaches local memory.
+    let mut local_base = None;
     for lane in 0..WARP_SIZE {
         if active >> lane & 1 == 0 {
             continue;
@@ -192,9 +195,13 @@ pub(crate) fn memory_access(
                 push_sectors(&mut state.sectors, address, total);
             }
             Target::Local(offset) => {
-                let address =
-                    local_timing_address(env, state.block_index, warp.index, lane, offset);
-                push_sectors(&mut state.local_sectors, address, total);
+                let base = *local_base
+                    .get_or_insert_with(|| local_timing_base(env, state.block_index, warp.index));
+                push_sectors(
+                    &mut state.local_sectors,
+                    local_timing_address(base, lane, offset),
+                    total,
+                );
             }
             _ => {}
         }
@@ -535,34 +542,27 @@ pub(crate) fn local_index(
     (end <= local_bytes).then(|| (thread as u64 * local_bytes + offset + element_offset) as usize)
 }
 
-/// Where the hardware keeps byte `offset` of lane `lane`'s local memory, for
-/// the timing model's L1: local memory is interleaved word by word across
-/// the threads of a warp (CUDA C++ Best Practices Guide, "Local Memory"),
-/// so that the same word of every lane is one 128-byte line, and each
-/// warp of each block has its own range (in a window no real address
-/// reaches; only the caches' tags see it).
-pub(crate) fn local_timing_address(
-    env: &LaunchEnv,
-    block: [u32; 3],
-    warp: u32,
-    lane: usize,
-    offset: u64,
-) -> u64 {
+/// Where the hardware keeps the local memory of warp `warp` of `block`, for
+/// the timing model's L1: each warp of each block has its own range, in a
+/// window no real address reaches (only the caches' tags see it).
+fn local_timing_base(env: &LaunchEnv, block: [u32; 3], warp: u32) -> u64 {
     const LOCAL_TIMING_WINDOW: u64 = 1 << 62;
     let [x, y, z] = block;
     let [gx, gy, _] = env.grid;
     let linear_block = u64::from(x) + u64::from(gx) * (u64::from(y) + u64::from(gy) * u64::from(z));
-    let warps = u64::from(
-        env.block_dim
-            .iter()
-            .product::<u32>()
-            .div_ceil(WARP_SIZE as u32),
-    );
+    let warps = env.warps_per_block() as u64;
     let warp_bytes = u64::from(env.program.local_bytes).next_multiple_of(4) * WARP_SIZE as u64;
-    let base = (linear_block * warps + u64::from(warp)).wrapping_mul(warp_bytes);
     LOCAL_TIMING_WINDOW
-        .wrapping_add(base)
-        .wrapping_add(offset / 4 * 4 * WARP_SIZE as u64)
+        .wrapping_add((linear_block * warps + u64::from(warp)).wrapping_mul(warp_bytes))
+}
+
+/// Where the hardware keeps byte `offset` of lane `lane`'s local memory,
+/// in its warp's range starting at `base` (`local_timing_base`): local
+/// memory is interleaved word by word across the threads of a warp (CUDA
+/// C++ Best Practices Guide, "Local Memory"), so that the same word of
+/// every lane is one 128-byte line.
+fn local_timing_address(base: u64, lane: usize, offset: u64) -> u64 {
+    base.wrapping_add(offset / 4 * 4 * WARP_SIZE as u64)
         .wrapping_add(lane as u64 * 4)
         .wrapping_add(offset % 4)
 }

@@ -52,6 +52,13 @@ pub struct LaunchEnv<'a> {
     pub check_races: bool,
 }
 
+impl LaunchEnv<'_> {
+    /// How many warps each block has (its last one may be partial).
+    pub(crate) fn warps_per_block(&self) -> usize {
+        (self.block_dim.iter().product::<u32>() as usize).div_ceil(WARP_SIZE)
+    }
+}
+
 /// Where a warp goes next (see [`BlockRunner::peek`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Peek {
@@ -184,7 +191,7 @@ impl<'a> BlockRunner<'a> {
                     .then(|| WrittenBytes::new(shared_bytes, local_bytes)),
                 printed: Vec::new(),
                 printed_dropped: 0,
-                stores: StoreBuffer::new(!env.program.communicates_across_blocks),
+                stores: StoreBuffer::for_program(env.program),
                 races: env.check_races.then(|| SharedRaces::new(shared_bytes)),
             },
         }
@@ -512,7 +519,7 @@ impl<'a> BlockRunner<'a> {
         let program = env.program;
         let [bx, by, bz] = env.block_dim;
         let threads = bx * by * bz;
-        let warp_count = threads.div_ceil(WARP_SIZE as u32) as usize;
+        let warp_count = env.warps_per_block();
         self.state.block_index = block_index;
         // Real shared and local memory start with stale contents. A fixed
         // pattern keeps runs reproducible, and one that is not zero

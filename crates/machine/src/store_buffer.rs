@@ -48,6 +48,13 @@ pub(crate) struct StoreBuffer {
 }
 
 impl StoreBuffer {
+    /// A buffer for a block of `program`: it holds stores back unless the
+    /// program's blocks communicate (then they run one SM after another,
+    /// and stores go straight to memory).
+    pub(crate) fn for_program(program: &crate::program::Program) -> StoreBuffer {
+        StoreBuffer::new(!program.communicates_across_blocks)
+    }
+
     /// A buffer that holds stores back when `buffering`, else passes them on.
     pub(crate) fn new(buffering: bool) -> StoreBuffer {
         StoreBuffer {

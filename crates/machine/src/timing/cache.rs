@@ -71,10 +71,10 @@ impl SectorCache {
             return false;
         }
         let line = sector / SECTORS_PER_LINE;
-        let want = line_tag(line) | 1 << (sector % SECTORS_PER_LINE);
+        let bit = 1 << (sector % SECTORS_PER_LINE);
         self.tags[self.ways_of(set_index(line, self.sets))]
             .iter()
-            .any(|&tag| tag & !SECTOR_BITS == want & !SECTOR_BITS && tag & want & SECTOR_BITS != 0)
+            .any(|&tag| tag & !SECTOR_BITS == line_tag(line) && tag & bit != 0)
     }
 
     /// Whether `sector` (an address / 32) is present, marking its line used.
@@ -123,12 +123,10 @@ impl SectorCache {
         if !parallel {
             // The sets are far apart in a large cache: asking for the set
             // a few fills ahead overlaps the host's cache misses.
-            let sectors: Vec<u64> = batches
-                .iter()
-                .flat_map(|batch| batch.iter().copied())
-                .collect();
-            for (index, &sector) in sectors.iter().enumerate() {
-                if let Some(&ahead) = sectors.get(index + PREFETCH_DISTANCE) {
+            let sectors = || batches.iter().flat_map(|batch| batch.iter().copied());
+            let mut ahead = sectors().skip(PREFETCH_DISTANCE);
+            for sector in sectors() {
+                if let Some(ahead) = ahead.next() {
                     let set = set_index(ahead / SECTORS_PER_LINE, self.sets);
                     prefetch(&self.tags[set * self.ways]);
                     prefetch(&self.used[set * self.ways]);

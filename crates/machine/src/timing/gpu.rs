@@ -380,22 +380,20 @@ fn apply_stores(sms: &mut [Sm<'_>], env: &LaunchEnv<'_>, pool: &rayon::ThreadPoo
         // Nothing stored, nothing to forget.
         return;
     }
-    {
-        let shards = if parallel {
-            pool.current_num_threads() * 2
-        } else {
-            1
-        };
-        let apply_shard = |shard: usize| {
-            for stores in &buffers {
-                stores.apply_shard(env.global, shard, shards);
-            }
-        };
-        if shards > 1 {
-            pool.install(|| (0..shards).into_par_iter().for_each(apply_shard));
-        } else {
-            apply_shard(0);
+    let shards = if parallel {
+        pool.current_num_threads() * 2
+    } else {
+        1
+    };
+    let apply_shard = |shard: usize| {
+        for stores in &buffers {
+            stores.apply_shard(env.global, shard, shards);
         }
+    };
+    if shards > 1 {
+        pool.install(|| (0..shards).into_par_iter().for_each(apply_shard));
+    } else {
+        apply_shard(0);
     }
     for sm in sms.iter_mut() {
         sm.clear_stores();

@@ -33,9 +33,6 @@ use crate::program::{Instruction, Program};
 
 /// The execution pipe an instruction issues to (its latency and issue
 /// interval come from `[timing]`).
-// The cycle model, written alongside this file, is the user of these
-// items; until it lands nothing outside the tests calls them.
-#[allow(dead_code)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Pipe {
     /// `f32` add, subtract, multiply, minimum, maximum, fused multiply-add,
@@ -80,7 +77,6 @@ pub(crate) enum Pipe {
 }
 
 /// The memory path a load, store or atomic takes, named by its state space.
-#[allow(dead_code)] // The cycle model uses it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum MemoryPipe {
     Shared,
@@ -101,7 +97,6 @@ pub(crate) enum MemoryPipe {
 /// `ld.v4` or an unpacking `mov` into four registers). The compiler checks
 /// every kind's count against the arrays (see `gather`) in any build that
 /// calls [`operands`], the machine's tests included.
-#[allow(dead_code)] // The cycle model uses it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Operands {
     pub reads: [u32; 8],
@@ -110,7 +105,6 @@ pub(crate) struct Operands {
     pub write_count: u8,
 }
 
-#[allow(dead_code)] // The cycle model uses it.
 impl Operands {
     /// The registers read, guard first, then the sources in operand order.
     pub fn reads(&self) -> &[u32] {
@@ -124,7 +118,6 @@ impl Operands {
 }
 
 /// What the cycle model needs of one instruction of a program.
-#[allow(dead_code)] // The cycle model uses it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct InstructionTiming {
     pub pipe: Pipe,
@@ -134,7 +127,6 @@ pub(crate) struct InstructionTiming {
 /// The pipe and operands of every instruction of `program`, by program
 /// counter (one per entry of `program.code`, the final implicit exit
 /// included).
-#[allow(dead_code)] // The cycle model uses it.
 pub(crate) fn instruction_timings(program: &Program) -> Vec<InstructionTiming> {
     program
         .code
@@ -180,7 +172,6 @@ fn compare_pipe(ty: NumberType) -> Pipe {
 /// Every match here lists its variants in full, with no catch-all arm, so
 /// that a new kind or operation does not compile until someone decides
 /// where it runs.
-#[allow(dead_code)] // The cycle model uses it.
 pub(crate) fn pipe(kind: &Kind) -> Pipe {
     match *kind {
         Kind::IntBinary { op, .. } => match op {
@@ -362,7 +353,6 @@ fn gather<const READS: usize, const WRITES: usize>(
 /// Hidden registers (literals, special registers, variable addresses) are
 /// value registers like any other: they are filled when a warp starts and
 /// never written, so they never hold an instruction back.
-#[allow(dead_code)] // The cycle model uses it.
 pub(crate) fn operands(instruction: &Instruction, value_regs: u32) -> Operands {
     let value = Some;
     let predicate = |register: u32| Some(value_regs + register);

@@ -54,7 +54,6 @@ use crate::store_buffer::StoreBuffer;
 use crate::timing::cache::SectorCache;
 use crate::timing::operands::{InstructionTiming, MemoryPipe, Pipe};
 use crate::timing::{BlockSpan, WarpSpan};
-use crate::warp::WARP_SIZE;
 
 /// A cycle no event will ever reach.
 pub(crate) const NEVER: u64 = u64::MAX;
@@ -427,7 +426,7 @@ impl<'a> Sm<'a> {
     ) {
         let runner = self.spare.pop().unwrap_or_else(|| BlockRunner::new(env));
         let registers = (env.program.value_regs + env.program.pred_regs) as usize;
-        let warp_count = (env.block_dim.iter().product::<u32>() as usize).div_ceil(WARP_SIZE);
+        let warp_count = env.warps_per_block();
         let first_warp_slot = slot * warp_count;
         // The warp timings of a block that left lend their allocations.
         let mut spare = self.spare_warps.pop().unwrap_or_default();
@@ -1154,11 +1153,10 @@ impl<'a> Sm<'a> {
             findings: block.runner.take_findings(),
             printed: block.runner.take_printed(),
         });
-        let buffering = !shared.env.program.communicates_across_blocks;
         let empty = self
             .empty_stores
             .pop()
-            .unwrap_or_else(|| StoreBuffer::new(buffering));
+            .unwrap_or_else(|| StoreBuffer::for_program(shared.env.program));
         let stores = block.runner.replace_stores(empty);
         if stores.is_empty() {
             self.empty_stores.push(stores);
