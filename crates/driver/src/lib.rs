@@ -39,7 +39,7 @@ pub use registers::{RegisterSource, Registers};
 pub use report::Report;
 use toml_file::FileError;
 pub use toml_file::TomlFile;
-pub use warpsim_machine::{MachineConfig, RunControl, RunOptions};
+pub use warpsim_machine::{MachineConfig, MemoryModel, RunControl, RunOptions};
 
 /// Reads a machine configuration, or the built-in Hopper preset (the same
 /// machine as the repository's `sim.toml`) when no path is given.

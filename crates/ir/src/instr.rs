@@ -551,6 +551,46 @@ pub enum MemoryOrder {
     Release(Scope),
 }
 
+/// The memory semantics of an atomic (PTX ISA, "atom": `.relaxed`,
+/// `.acquire`, `.release`, `.acq_rel`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum AtomicSemantics {
+    /// PTX's default when an atomic names no semantics.
+    #[default]
+    Relaxed,
+    Acquire,
+    Release,
+    AcquireRelease,
+}
+
+impl AtomicSemantics {
+    pub fn name(self) -> &'static str {
+        match self {
+            AtomicSemantics::Relaxed => "relaxed",
+            AtomicSemantics::Acquire => "acquire",
+            AtomicSemantics::Release => "release",
+            AtomicSemantics::AcquireRelease => "acq_rel",
+        }
+    }
+}
+
+/// The ordering of an atomic: its semantics and its scope, `.relaxed.gpu`
+/// when the instruction names neither (PTX ISA, "atom").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct AtomicOrder {
+    pub semantics: AtomicSemantics,
+    pub scope: Scope,
+}
+
+impl Default for AtomicOrder {
+    fn default() -> Self {
+        AtomicOrder {
+            semantics: AtomicSemantics::Relaxed,
+            scope: Scope::Gpu,
+        }
+    }
+}
+
 /// The operation of an instruction, with its operands.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Op {
@@ -649,6 +689,7 @@ pub enum Op {
     /// `atom.space.op.ty dst, [addr], a[, b]`, or `red` when `dst` is `None`.
     Atom {
         space: StateSpace,
+        order: AtomicOrder,
         op: AtomOp,
         ty: ScalarType,
         dst: Option<RegId>,

@@ -1466,17 +1466,25 @@ impl<'a> Parser<'a> {
                 let space = mods
                     .take_map(StateSpace::from_name)
                     .unwrap_or(StateSpace::Generic);
-                // Ordering and scope qualifiers of atomics are accepted; atomics are
-                // performed at once in the machine, which is stronger than any of them.
                 // `.noftz` is how the half-precision atomics are spelled
                 // (`atom.add.noftz.bf16`); the machine never flushes
                 // subnormals, so it changes nothing (the lowering refuses
                 // atomics on halves with a message of its own).
-                for qualifier in [
-                    "relaxed", "acquire", "release", "acq_rel", "cta", "gpu", "sys", "noftz",
-                ] {
-                    mods.take(qualifier);
-                }
+                mods.take("noftz");
+                let semantics = if mods.take("acq_rel") {
+                    AtomicSemantics::AcquireRelease
+                } else if mods.take("acquire") {
+                    AtomicSemantics::Acquire
+                } else if mods.take("release") {
+                    AtomicSemantics::Release
+                } else {
+                    mods.take("relaxed");
+                    AtomicSemantics::Relaxed
+                };
+                let order = AtomicOrder {
+                    semantics,
+                    scope: self.take_scope(mods).unwrap_or(Scope::Gpu),
+                };
                 let op =
                     self.take_from(mods, opcode, "an atomic operation such as `.add`", |m| {
                         AtomOp::ALL.into_iter().find(|op| op.name() == m)
@@ -1510,6 +1518,7 @@ impl<'a> Parser<'a> {
                 };
                 Ok(Op::Atom {
                     space,
+                    order,
                     op,
                     ty,
                     dst,
@@ -2143,6 +2152,7 @@ impl<'a> Parser<'a> {
     fn take_scope(&self, mods: &mut Modifiers) -> Option<Scope> {
         mods.take_map(|m| match m {
             "cta" => Some(Scope::Cta),
+            "cluster" => Some(Scope::Cluster),
             "gpu" => Some(Scope::Gpu),
             "sys" => Some(Scope::Sys),
             _ => None,

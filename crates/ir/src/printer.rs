@@ -379,6 +379,7 @@ fn write_instruction(out: &mut String, kernel: &Kernel, instr: &Instr) -> fmt::R
         }
         Op::Atom {
             space,
+            order,
             op,
             ty,
             dst,
@@ -387,6 +388,14 @@ fn write_instruction(out: &mut String, kernel: &Kernel, instr: &Instr) -> fmt::R
             b,
         } => {
             write!(out, "{}", if dst.is_some() { "atom" } else { "red" })?;
+            // PTX's default, `.relaxed.gpu`, is left unwritten, as most
+            // atomics are written.
+            if order.semantics != AtomicSemantics::Relaxed {
+                write!(out, ".{}", order.semantics.name())?;
+            }
+            if order.scope != crate::types::Scope::Gpu {
+                write!(out, ".{}", order.scope.name())?;
+            }
             if *space != StateSpace::Generic {
                 write!(out, ".{}", space.name())?;
             }
@@ -433,6 +442,8 @@ fn write_instruction(out: &mut String, kernel: &Kernel, instr: &Instr) -> fmt::R
             FenceKind::Membar => {
                 let scope = match scope {
                     crate::types::Scope::Cta => "cta",
+                    // `membar` has no cluster form; the parser never makes one.
+                    crate::types::Scope::Cluster => "cluster",
                     crate::types::Scope::Gpu => "gl",
                     crate::types::Scope::Sys => "sys",
                 };

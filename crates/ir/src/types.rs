@@ -243,6 +243,10 @@ impl StateSpace {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Scope {
     Cta,
+    /// The CTAs of one cluster (sm_90). warpsim launches one CTA per
+    /// cluster, so the machine treats it as `.gpu`, the next wider scope it
+    /// models, which is stronger, never weaker.
+    Cluster,
     Gpu,
     Sys,
 }
@@ -251,6 +255,7 @@ impl Scope {
     pub fn name(self) -> &'static str {
         match self {
             Scope::Cta => "cta",
+            Scope::Cluster => "cluster",
             Scope::Gpu => "gpu",
             Scope::Sys => "sys",
         }

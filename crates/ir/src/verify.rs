@@ -474,6 +474,7 @@ impl Checker<'_> {
                 addr,
                 a,
                 b,
+                ..
             } => {
                 let ty = *ty;
                 let size = ty.size_bytes();

@@ -22,6 +22,7 @@ use crate::program::*;
 use crate::semantics::{fault, Fault};
 use crate::stats::InstrStats;
 use crate::warp::{Warp, WARP_SIZE};
+use crate::weak_memory::{AccessOrdering, GlobalThread, WeakMemory};
 
 /// Where a lane's access goes once its address is resolved.
 #[derive(Clone, Copy)]
@@ -132,6 +133,7 @@ pub(crate) fn memory_access(
     pc: u32,
     active: u32,
     space: StateSpace,
+    order: warpsim_ir::MemoryOrder,
     value: MemoryValue,
     registers: &[u32; 4],
     count: u8,
@@ -226,10 +228,21 @@ pub(crate) fn memory_access(
                         total,
                     )
                     .and_then(|start| write_bytes(&mut state.local, start, size, bits)),
-                    Target::Global(address) => state
-                        .stores
-                        .write(env.global, address + element_offset, size, bits)
-                        .ok(),
+                    Target::Global(address) => match env.weak_memory {
+                        Some(weak) => weak_store(
+                            env,
+                            weak,
+                            global_thread(env, state, warp, lane),
+                            address + element_offset,
+                            size,
+                            bits,
+                            order,
+                        ),
+                        None => state
+                            .stores
+                            .write(env.global, address + element_offset, size, bits)
+                            .ok(),
+                    },
                     Target::Param(_) | Target::Const(_) => {
                         return Err(fault(
                             FaultKind::InvalidAccess {
@@ -241,8 +254,18 @@ pub(crate) fn memory_access(
                 };
                 written.ok_or_else(out_of_bounds)?;
             } else {
-                let raw = load(env, state, target, thread, element_offset, size, total)
-                    .ok_or_else(out_of_bounds)?;
+                let raw = match (env.weak_memory, target) {
+                    (Some(weak), Target::Global(address)) if size == 4 => weak
+                        .load(
+                            env.global,
+                            global_thread(env, state, warp, lane),
+                            address + element_offset,
+                            AccessOrdering::of_access(order),
+                        )
+                        .map(u64::from),
+                    _ => load(env, state, target, thread, element_offset, size, total),
+                }
+                .ok_or_else(out_of_bounds)?;
                 let extended = if value.sign_extend && size < 8 {
                     sign_extend(raw, value.size * 8) as u64 & width_mask(value.register_bits)
                 } else {
@@ -597,6 +620,60 @@ pub(crate) fn record_wavefronts(counters: &mut InstrStats, verdict: warpsim_bank
     counters.bank_conflicts += u64::from(verdict.conflicts());
 }
 
+/// The launch-wide name of `lane` of `warp`, for the explore model's weak
+/// memory.
+pub(crate) fn global_thread(
+    env: &LaunchEnv,
+    state: &BlockState,
+    warp: &Warp,
+    lane: usize,
+) -> GlobalThread {
+    let [x, y, z] = state.block_index.map(u64::from);
+    let [grid_x, grid_y, _] = env.grid.map(u64::from);
+    GlobalThread {
+        block: x + grid_x * (y + grid_y * z),
+        thread: warp.index * WARP_SIZE as u32 + lane as u32,
+    }
+}
+
+/// A global store in the explore model: 4-byte stores take their place in
+/// the word's history; others write memory and become each touched
+/// word's latest store.
+#[cold]
+fn weak_store(
+    env: &LaunchEnv,
+    weak: &WeakMemory,
+    thread: GlobalThread,
+    address: u64,
+    size: u32,
+    bits: u64,
+    order: warpsim_ir::MemoryOrder,
+) -> Option<()> {
+    if size == 4 {
+        let ordering = AccessOrdering::of_access(order);
+        return weak.store(env.global, thread, address, bits as u32, ordering);
+    }
+    env.global.write(address, size, bits).ok()?;
+    overwrite_words(env, weak, thread, address, size);
+    Some(())
+}
+
+/// The 4-byte words of `size` bytes at `address` got new contents that did
+/// not go through their histories.
+fn overwrite_words(
+    env: &LaunchEnv,
+    weak: &WeakMemory,
+    thread: GlobalThread,
+    address: u64,
+    size: u32,
+) {
+    let mut word = address & !3;
+    while word < address + u64::from(size) {
+        weak.overwrite(env.global, thread, word);
+        word += 4;
+    }
+}
+
 /// The new value of an atomic read-modify-write.
 pub(crate) fn atomic_update(op: AtomOp, ty: NumberType, old: u64, a: u64, b: u64) -> u64 {
     match (op, ty) {
@@ -648,6 +725,7 @@ pub(crate) fn atomic(
     pc: u32,
     active: u32,
     space: StateSpace,
+    order: warpsim_ir::AtomicOrder,
     op: AtomOp,
     ty: NumberType,
     size: u8,
@@ -692,9 +770,20 @@ pub(crate) fn atomic(
             }
             Target::Global(address) => {
                 push_sectors(&mut state.sectors, address, size);
-                env.global
+                let (old, new) = env
+                    .global
                     .atomic(address, size, update)
-                    .map_err(|_| out_of_bounds())?
+                    .map_err(|_| out_of_bounds())?;
+                if let Some(weak) = env.weak_memory {
+                    let thread = global_thread(env, state, warp, lane);
+                    if size == 4 {
+                        let ordering = AccessOrdering::of_atomic(order);
+                        weak.atomic(thread, address, old as u32, new as u32, ordering);
+                    } else {
+                        overwrite_words(env, weak, thread, address, size);
+                    }
+                }
+                (old, new)
             }
             Target::Local(_) | Target::Param(_) | Target::Const(_) => {
                 return Err(fault(

@@ -50,12 +50,22 @@ pub struct LaunchEnv<'a> {
     pub check_initialization: bool,
     /// Look for shared-memory races (`racecheck.rs`); off for a plain run.
     pub check_races: bool,
+    /// The weakly-ordered global memory of the explore model
+    /// (`weak_memory.rs`); `None` in the machine's own ordering.
+    pub weak_memory: Option<&'a crate::weak_memory::WeakMemory>,
 }
 
 impl LaunchEnv<'_> {
     /// How many warps each block has (its last one may be partial).
     pub(crate) fn warps_per_block(&self) -> usize {
         (self.block_dim.iter().product::<u32>() as usize).div_ceil(WARP_SIZE)
+    }
+
+    /// Whether SMs must take turns within a time window, with global stores
+    /// going straight to memory: when blocks communicate, and in the
+    /// explore model, whose weak memory sees every access in one order.
+    pub(crate) fn runs_sms_in_turn(&self) -> bool {
+        self.program.communicates_across_blocks || self.weak_memory.is_some()
     }
 }
 
@@ -191,7 +201,7 @@ impl<'a> BlockRunner<'a> {
                     .then(|| WrittenBytes::new(shared_bytes, local_bytes)),
                 printed: Vec::new(),
                 printed_dropped: 0,
-                stores: StoreBuffer::for_program(env.program),
+                stores: StoreBuffer::for_launch(env),
                 races: env.check_races.then(|| SharedRaces::new(shared_bytes)),
             },
         }
@@ -293,6 +303,17 @@ impl<'a> BlockRunner<'a> {
                     Peek::Blocked
                 };
             };
+            // The explore model lets divergent paths take turns at random,
+            // as independent thread scheduling may.
+            if warp.paths.len() > 1 && !per_warp {
+                if let Some(weak) = self.env.weak_memory.filter(|weak| weak.scheduling_noise()) {
+                    if weak.choose(4) == 0 {
+                        warp.yield_path(path_index);
+                        *streak = PathStreak::default();
+                        continue;
+                    }
+                }
+            }
             if streak.path == path_index {
                 streak.length += 1;
                 if streak.length >= PATH_QUANTUM && warp.paths.len() > 1 && !per_warp {

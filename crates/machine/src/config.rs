@@ -37,6 +37,27 @@ pub struct MemoryConfig {
     /// every float type.
     #[serde(default = "default_fresh_fill")]
     pub fresh_fill: u8,
+    /// How global memory orders what threads see (`weak_memory.rs`).
+    #[serde(default)]
+    pub model: MemoryModel,
+    /// The seed of the explore model's choices: the same seed, the same run.
+    #[serde(default)]
+    pub seed: u64,
+}
+
+/// How global memory orders what threads see of each other's stores.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MemoryModel {
+    /// The machine's own ordering: deterministic, with the timing model's
+    /// delays; blocks see each other's plain stores at time-window ends.
+    #[default]
+    Machine,
+    /// Any ordering the PTX memory model allows, chosen at random from the
+    /// seed: a load may return an older store, a store may take an earlier
+    /// place in coherence order, blocks start at jittered times and the SMs
+    /// take turns in a random order. For finding the fences a kernel lacks.
+    Explore,
 }
 
 fn default_fresh_fill() -> u8 {
@@ -47,6 +68,8 @@ impl Default for MemoryConfig {
     fn default() -> Self {
         MemoryConfig {
             fresh_fill: default_fresh_fill(),
+            model: MemoryModel::default(),
+            seed: 0,
         }
     }
 }

@@ -39,10 +39,11 @@ mod store_buffer;
 pub mod timing;
 pub mod warp;
 mod warp_sync;
+pub mod weak_memory;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-pub use config::{BarrierSemantics, ConfigError, MachineConfig};
+pub use config::{BarrierSemantics, ConfigError, MachineConfig, MemoryModel};
 pub use error::{ExecError, FaultKind, LaunchCause, LaunchError};
 use findings::FindingLog;
 pub use findings::{Finding, FindingKind, Severity};
@@ -308,6 +309,9 @@ pub fn run(
 /// which a block faulted no more blocks run (unless `control.keep_going`),
 /// so the counters cover what every block did up to the end of that
 /// window, the same on every host.
+///
+/// With `memory.model = "explore"` the global memory is weakly ordered
+/// (`weak_memory.rs`), its choices drawn from `memory.seed`.
 pub fn run_with(
     program: &Program,
     launch: &Launch,
@@ -315,6 +319,49 @@ pub fn run_with(
     config: &MachineConfig,
     options: RunOptions,
     control: &RunControl,
+) -> Result<RunOutcome, LaunchError> {
+    match config.memory.model {
+        MemoryModel::Machine => run_on_gpu(program, launch, global, config, options, control, None),
+        MemoryModel::Explore => {
+            let choices = weak_memory::ChoiceSource::seeded(config.memory.seed);
+            run_exploring(program, launch, global, config, options, control, choices)
+                .map(|(outcome, _)| outcome)
+        }
+    }
+}
+
+/// [`run_with`] in the explore model, its choices taken from `choices`;
+/// returns them with the outcome, for the exhaustive mode to go on from.
+pub fn run_exploring(
+    program: &Program,
+    launch: &Launch,
+    global: &GlobalMemory,
+    config: &MachineConfig,
+    options: RunOptions,
+    control: &RunControl,
+    choices: weak_memory::ChoiceSource,
+) -> Result<(RunOutcome, weak_memory::ChoiceSource), LaunchError> {
+    let weak = weak_memory::WeakMemory::new(choices);
+    let outcome = run_on_gpu(
+        program,
+        launch,
+        global,
+        config,
+        options,
+        control,
+        Some(&weak),
+    )?;
+    Ok((outcome, weak.into_choices()))
+}
+
+fn run_on_gpu(
+    program: &Program,
+    launch: &Launch,
+    global: &GlobalMemory,
+    config: &MachineConfig,
+    options: RunOptions,
+    control: &RunControl,
+    weak_memory: Option<&weak_memory::WeakMemory>,
 ) -> Result<RunOutcome, LaunchError> {
     let host_threads = options.host_threads;
     validate_launch(program, launch, config)?;
@@ -330,6 +377,7 @@ pub fn run_with(
         global_variable_addresses: &launch.global_variable_addresses,
         check_initialization: options.check_initialization,
         check_races: options.check_races,
+        weak_memory,
     };
     let [gx, gy, gz] = launch.grid;
     let block_count = u64::from(gx) * u64::from(gy) * u64::from(gz);

@@ -586,6 +586,7 @@ pub enum Kind {
     },
     Load {
         space: StateSpace,
+        order: ir::MemoryOrder,
         value: MemoryValue,
         dst: [ValueReg; 4],
         count: u8,
@@ -593,6 +594,7 @@ pub enum Kind {
     },
     Store {
         space: StateSpace,
+        order: ir::MemoryOrder,
         value: MemoryValue,
         src: [ValueReg; 4],
         count: u8,
@@ -600,6 +602,7 @@ pub enum Kind {
     },
     Atom {
         space: StateSpace,
+        order: ir::AtomicOrder,
         op: AtomOp,
         ty: NumberType,
         size: u8,
@@ -619,7 +622,12 @@ pub enum Kind {
     WarpSync {
         mask: ValueReg,
     },
-    Fence,
+    /// `membar`/`fence`: an ordering point only the explore model's weak
+    /// memory looks at.
+    Fence {
+        kind: ir::FenceKind,
+        scope: ir::Scope,
+    },
     Shuffle {
         mode: ShuffleMode,
         dst: ValueReg,
@@ -1958,6 +1966,7 @@ impl Lowerer<'_> {
             },
             Op::Load {
                 space,
+                order,
                 ty,
                 dst,
                 addr,
@@ -1969,6 +1978,7 @@ impl Lowerer<'_> {
                 }
                 Kind::Load {
                     space: *space,
+                    order: *order,
                     value: self.memory_value(*ty, dst.first().copied()),
                     dst: registers,
                     count: dst.len() as u8,
@@ -1977,14 +1987,15 @@ impl Lowerer<'_> {
             }
             Op::Store {
                 space,
+                order,
                 ty,
                 addr,
                 src,
-                ..
             } => {
                 let registers = self.values(src)?;
                 Kind::Store {
                     space: *space,
+                    order: *order,
                     value: self.memory_value(*ty, None),
                     src: registers,
                     count: src.len() as u8,
@@ -1993,6 +2004,7 @@ impl Lowerer<'_> {
             }
             Op::Atom {
                 space,
+                order,
                 op,
                 ty,
                 dst,
@@ -2001,6 +2013,7 @@ impl Lowerer<'_> {
                 b,
             } => Kind::Atom {
                 space: *space,
+                order: *order,
                 op: *op,
                 ty: Self::number_type(*ty),
                 size: ty.size_bytes() as u8,
@@ -2037,7 +2050,10 @@ impl Lowerer<'_> {
             Op::WarpSync { mask } => Kind::WarpSync {
                 mask: self.value(mask)?,
             },
-            Op::Fence { .. } => Kind::Fence,
+            Op::Fence { kind, scope } => Kind::Fence {
+                kind: *kind,
+                scope: *scope,
+            },
             Op::Shuffle {
                 mode,
                 dst,

@@ -674,15 +674,17 @@ pub(crate) fn execute<const HARDWARE_FMA: bool>(
         }
         Kind::Load {
             space,
+            order,
             value,
             dst,
             count,
             addr,
         } => memory_access(
-            env, warp, state, pc, active, space, value, &dst, count, addr, false,
+            env, warp, state, pc, active, space, order, value, &dst, count, addr, false,
         )?,
         Kind::Store {
             space,
+            order,
             value,
             src,
             count,
@@ -690,11 +692,12 @@ pub(crate) fn execute<const HARDWARE_FMA: bool>(
         } => {
             state.checker.last_progress = state.instructions;
             memory_access(
-                env, warp, state, pc, active, space, value, &src, count, addr, true,
+                env, warp, state, pc, active, space, order, value, &src, count, addr, true,
             )?
         }
         Kind::Atom {
             space,
+            order,
             op,
             ty,
             size,
@@ -703,7 +706,7 @@ pub(crate) fn execute<const HARDWARE_FMA: bool>(
             a,
             b,
         } => atomic(
-            env, warp, state, pc, active, space, op, ty, size, dst, addr, a, b,
+            env, warp, state, pc, active, space, order, op, ty, size, dst, addr, a, b,
         )?,
         Kind::Barrier {
             kind,
@@ -711,6 +714,19 @@ pub(crate) fn execute<const HARDWARE_FMA: bool>(
             count,
             reduction,
         } => {
+            if let Some(weak) = env.weak_memory {
+                // A CTA-scope release by every arriving thread, taken by
+                // each thread that passes this opening of the barrier.
+                let barrier_id = warp.values
+                    [id as usize * WARP_SIZE + active.trailing_zeros().min(31) as usize]
+                    as u32;
+                if let Some(opening) = state.barriers.get(barrier_id as usize) {
+                    for lane in (0..WARP_SIZE).filter(|lane| active >> lane & 1 != 0) {
+                        let thread = crate::access::global_thread(env, state, warp, lane);
+                        weak.arrive_at_barrier(thread, barrier_id, opening.generation);
+                    }
+                }
+            }
             return barrier(
                 env.program,
                 env.config.barriers.semantics,
@@ -777,7 +793,17 @@ pub(crate) fn execute<const HARDWARE_FMA: bool>(
         Kind::CopySign { ty, dst, a, b } => {
             map2(values, dst, a, b, active, |x, y| arith::copysign(x, y, ty))
         }
-        Kind::Fence => {}
+        Kind::Fence { kind, scope } => {
+            if let Some(weak) = env.weak_memory {
+                for lane in (0..WARP_SIZE).filter(|lane| active >> lane & 1 != 0) {
+                    weak.fence(
+                        crate::access::global_thread(env, state, warp, lane),
+                        kind,
+                        scope,
+                    );
+                }
+            }
+        }
         Kind::BitFieldExtract {
             ty,
             dst,

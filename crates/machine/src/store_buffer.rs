@@ -48,11 +48,12 @@ pub(crate) struct StoreBuffer {
 }
 
 impl StoreBuffer {
-    /// A buffer for a block of `program`: it holds stores back unless the
-    /// program's blocks communicate (then they run one SM after another,
-    /// and stores go straight to memory).
-    pub(crate) fn for_program(program: &crate::program::Program) -> StoreBuffer {
-        StoreBuffer::new(!program.communicates_across_blocks)
+    /// A buffer for a block of the launch: it holds stores back unless the
+    /// program's blocks communicate or the explore model's weak memory
+    /// orders global memory (then SMs run one after another, and stores go
+    /// straight to memory).
+    pub(crate) fn for_launch(env: &crate::block::LaunchEnv) -> StoreBuffer {
+        StoreBuffer::new(!env.runs_sms_in_turn())
     }
 
     /// A buffer that holds stores back when `buffering`, else passes them on.

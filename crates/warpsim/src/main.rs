@@ -129,6 +129,22 @@ struct MachineArgs {
     /// does (default: the machine file's `compiler.merge_accesses`, on).
     #[arg(long, value_name = "on|off", value_parser = parse_on_off)]
     merge_accesses: Option<bool>,
+    /// How global memory orders what threads see: `machine` (the simulated
+    /// GPU's own, deterministic order) or `explore` (any order the PTX
+    /// memory model allows, chosen from --seed) (default: the machine
+    /// file's `memory.model`, machine).
+    #[arg(long, value_enum, value_name = "machine|explore")]
+    memory: Option<MemoryModelArg>,
+    /// The seed of the explore model's choices (default: the machine
+    /// file's `memory.seed`, 0): the same seed, the same run.
+    #[arg(long)]
+    seed: Option<u64>,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum MemoryModelArg {
+    Machine,
+    Explore,
 }
 
 fn parse_on_off(text: &str) -> Result<bool, String> {
@@ -151,6 +167,15 @@ impl MachineArgs {
         let (mut config, file) = warpsim_driver::read_config(self.config.as_deref())?;
         if let Some(merge) = self.merge_accesses {
             config.compiler.merge_accesses = merge;
+        }
+        if let Some(model) = self.memory {
+            config.memory.model = match model {
+                MemoryModelArg::Machine => warpsim_driver::MemoryModel::Machine,
+                MemoryModelArg::Explore => warpsim_driver::MemoryModel::Explore,
+            };
+        }
+        if let Some(seed) = self.seed {
+            config.memory.seed = seed;
         }
         Ok((config, file))
     }

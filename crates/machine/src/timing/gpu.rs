@@ -43,6 +43,9 @@ use crate::timing::sm::{Costs, Shared, Sm, NEVER};
 use crate::timing::{LaunchTiming, Occupancy, Timeline};
 use crate::{lowest_fault, PrintLog, RunControl};
 
+/// The time window of the explore model, in cycles.
+const EXPLORE_WINDOW: u64 = 8;
+
 /// What a launch left.
 pub(crate) struct GpuOutcome {
     pub stats: RunStats,
@@ -102,7 +105,7 @@ pub(crate) fn run_gpu<'a>(
     let stats_pool: Vec<Mutex<RunStats>> = (0..host_threads)
         .map(|_| Mutex::new(RunStats::new(program.code.len())))
         .collect();
-    let parallel = host_threads > 1 && !program.communicates_across_blocks;
+    let parallel = host_threads > 1 && !env.runs_sms_in_turn();
     #[cfg(target_arch = "x86_64")]
     let hardware_fma =
         std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma");
@@ -117,7 +120,14 @@ pub(crate) fn run_gpu<'a>(
     } else {
         block_count
     };
-    let window = launch_latency.max(1);
+    // The explore model interleaves SMs more finely, so that threads of
+    // different blocks can run in either order.
+    let window = if env.weak_memory.is_some() {
+        EXPLORE_WINDOW
+    } else {
+        launch_latency.max(1)
+    };
+    let start_jitter = || env.weak_memory.map_or(0, |weak| weak.start_jitter());
     let mut outcome = GpuOutcome {
         stats: RunStats::new(program.code.len()),
         first_fault: None,
@@ -173,7 +183,8 @@ pub(crate) fn run_gpu<'a>(
             if next_block >= block_count {
                 break 'wave;
             }
-            sm.launch(env, slot, next_block, block_at(next_block), launch_latency);
+            let start = launch_latency + start_jitter();
+            sm.launch(env, slot, next_block, block_at(next_block), start);
             next_block += 1;
         }
     }
@@ -200,6 +211,16 @@ pub(crate) fn run_gpu<'a>(
         };
         if parallel {
             pool.install(|| sms.par_iter_mut().filter(|sm| sm.is_active()).for_each(run));
+        } else if let Some(weak) = env.weak_memory.filter(|weak| weak.scheduling_noise()) {
+            // The SMs take their turns in a random order.
+            let mut order: Vec<usize> = (0..sms.len()).filter(|&i| sms[i].is_active()).collect();
+            for end in (1..order.len()).rev() {
+                let other = weak.choose(end as u32 + 1) as usize;
+                order.swap(end, other);
+            }
+            for index in order {
+                run(&mut sms[index]);
+            }
         } else {
             sms.iter_mut().filter(|sm| sm.is_active()).for_each(run);
         }
@@ -294,7 +315,7 @@ pub(crate) fn run_gpu<'a>(
             if next_block >= block_count {
                 break;
             }
-            let start = (cycle + launch_latency).max(window_end);
+            let start = (cycle + launch_latency).max(window_end) + start_jitter();
             sms[sm_index as usize].launch(env, slot, next_block, block_at(next_block), start);
             next_block += 1;
         }

@@ -279,7 +279,7 @@ pub(crate) fn pipe(kind: &Kind) -> Pipe {
             Pipe::Memory(memory_pipe(space))
         }
         Kind::Barrier { .. } => Pipe::Barrier,
-        Kind::Fence => Pipe::Fence,
+        Kind::Fence { .. } => Pipe::Fence,
         Kind::Shuffle { .. } | Kind::Vote { .. } | Kind::Redux { .. } | Kind::Match { .. } => {
             Pipe::WarpShuffle
         }
@@ -541,7 +541,7 @@ pub(crate) fn operands(instruction: &Instruction, value_regs: u32) -> Operands {
             gather(guard, [value(id), count, reduced], [result])
         }
         Kind::WarpSync { mask } => gather(guard, [value(mask)], []),
-        Kind::Fence | Kind::Branch { .. } | Kind::Exit | Kind::Trap | Kind::Nop => {
+        Kind::Fence { .. } | Kind::Branch { .. } | Kind::Exit | Kind::Trap | Kind::Nop => {
             gather(guard, [], [])
         }
         // `shfl.sync d|p, a, b, c, mask`: the predicate says whether the
@@ -701,6 +701,7 @@ mod tests {
             }),
             kind: Kind::Store {
                 space: StateSpace::Generic,
+                order: warpsim_ir::MemoryOrder::Weak,
                 value: MemoryValue {
                     size: 4,
                     sign_extend: false,

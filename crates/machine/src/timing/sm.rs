@@ -1156,7 +1156,7 @@ impl<'a> Sm<'a> {
         let empty = self
             .empty_stores
             .pop()
-            .unwrap_or_else(|| StoreBuffer::for_program(shared.env.program));
+            .unwrap_or_else(|| StoreBuffer::for_launch(shared.env));
         let stores = block.runner.replace_stores(empty);
         if stores.is_empty() {
             self.empty_stores.push(stores);
