@@ -229,15 +229,22 @@ pub(crate) fn memory_access(
                     )
                     .and_then(|start| write_bytes(&mut state.local, start, size, bits)),
                     Target::Global(address) => match env.weak_memory {
-                        Some(weak) => weak_store(
-                            env,
-                            weak,
-                            global_thread(env, state, warp, lane),
-                            address + element_offset,
-                            size,
-                            bits,
-                            order,
-                        ),
+                        Some(weak) => {
+                            let thread = global_thread(env, state, warp, lane);
+                            crate::weak_memory::perform_pending(weak, env, warp, state, |load| {
+                                load.thread == thread
+                                    && load.word >> 2 == (address + element_offset) >> 2
+                            });
+                            weak_store(
+                                env,
+                                weak,
+                                thread,
+                                address + element_offset,
+                                size,
+                                bits,
+                                order,
+                            )
+                        }
                         None => state
                             .stores
                             .write(env.global, address + element_offset, size, bits)
@@ -255,23 +262,26 @@ pub(crate) fn memory_access(
                 written.ok_or_else(out_of_bounds)?;
             } else {
                 let raw = match (env.weak_memory, target) {
-                    (Some(weak), Target::Global(address)) if size == 4 => weak
-                        .load(
-                            env.global,
-                            global_thread(env, state, warp, lane),
-                            address + element_offset,
-                            AccessOrdering::of_access(order),
-                        )
-                        .map(u64::from),
+                    (Some(weak), Target::Global(address)) if size == 4 => {
+                        let load = crate::weak_memory::PendingLoad {
+                            warp: warp.index,
+                            lane: lane as u8,
+                            register,
+                            value,
+                            thread: global_thread(env, state, warp, lane),
+                            word: address + element_offset,
+                            ordering: AccessOrdering::of_access(order),
+                        };
+                        match crate::weak_memory::load_or_defer(weak, env, warp, state, load) {
+                            Some(Some(raw)) => Some(raw),
+                            Some(None) => continue,
+                            None => None,
+                        }
+                    }
                     _ => load(env, state, target, thread, element_offset, size, total),
                 }
                 .ok_or_else(out_of_bounds)?;
-                let extended = if value.sign_extend && size < 8 {
-                    sign_extend(raw, value.size * 8) as u64 & width_mask(value.register_bits)
-                } else {
-                    raw
-                };
-                warp.values[reg] = extended;
+                warp.values[reg] = extend_loaded(raw, value);
             }
         }
     }
@@ -618,6 +628,16 @@ pub(crate) fn record_wavefronts(counters: &mut InstrStats, verdict: warpsim_bank
     counters.wavefronts += u64::from(verdict.wavefronts);
     counters.ideal_wavefronts += u64::from(verdict.ideal);
     counters.bank_conflicts += u64::from(verdict.conflicts());
+}
+
+/// A loaded value as its destination register holds it: sub-word loads
+/// sign- or zero-extended, upper bits beyond the register's width clear.
+pub(crate) fn extend_loaded(raw: u64, value: MemoryValue) -> u64 {
+    if value.sign_extend && value.size < 8 {
+        sign_extend(raw, value.size * 8) as u64 & width_mask(value.register_bits)
+    } else {
+        raw
+    }
 }
 
 /// The launch-wide name of `lane` of `warp`, for the explore model's weak

@@ -161,6 +161,9 @@ pub(crate) struct BlockState {
     pub(crate) stores: StoreBuffer,
     /// The shared-memory race checker, when checking.
     pub(crate) races: Option<SharedRaces>,
+    /// Global loads of the explore model not yet performed
+    /// (`weak_memory::PendingLoad`), in program order.
+    pub(crate) pending_loads: Vec<crate::weak_memory::PendingLoad>,
 }
 
 impl<'a> BlockRunner<'a> {
@@ -203,6 +206,7 @@ impl<'a> BlockRunner<'a> {
                 printed_dropped: 0,
                 stores: StoreBuffer::for_launch(env),
                 races: env.check_races.then(|| SharedRaces::new(shared_bytes)),
+                pending_loads: Vec::new(),
             },
         }
     }
@@ -364,6 +368,9 @@ impl<'a> BlockRunner<'a> {
             return Err(Box::new(
                 self.hang_error(FaultKind::InstructionLimit { limit }),
             ));
+        }
+        if let Some(weak) = env.weak_memory {
+            crate::weak_memory::perform_before(weak, env, warp, state, instruction);
         }
         if let Err(fault) = execute::<HARDWARE_FMA>(env, warp, state, path_index, pc, active) {
             return Err(self.fault_error(*fault, pc, warp_index));
@@ -555,6 +562,7 @@ impl<'a> BlockRunner<'a> {
         if let Some(races) = &mut self.state.races {
             races.reset();
         }
+        self.state.pending_loads.clear();
         self.state.barriers = [Barrier::default(); 16];
         self.state.live_threads = threads;
         self.state.instructions = 0;

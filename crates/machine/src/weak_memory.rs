@@ -29,14 +29,19 @@
 //!   views of all that arrived at it (CTA-scope release and acquire).
 //! - Atomics read the latest store and follow it at once.
 //!
+//! - A load waiting to be performed never outlives its block's warp:
+//!   ordering points and uses of its register come first.
+//!
 //! Every outcome this produces is one the PTX model allows (the litmus
 //! tests of `programs/litmus` check it against a checker of the model's
 //! axioms). Deviations, each one that makes an allowed outcome unreachable,
 //! never one that makes a forbidden one reachable:
-//! - Loads are resolved when they issue, never later, so load buffering
-//!   (LB: a load reading a store that comes after it in the other thread,
-//!   which waits for this load) never happens. Current GPUs were not seen
-//!   to do it either (`shared/reference/memory-model.md`).
+//! - A weak or relaxed load is performed as late as the thread allows
+//!   ([`PendingLoad`]): when an instruction uses its register, or at the
+//!   thread's next ordering point or access to the same word. So a store
+//!   issued after the load may be what it reads (load buffering, which an
+//!   H100 shows), but a load whose value a later store depends on never
+//!   reads that store (no values out of thin air).
 //! - Only aligned 4-byte accesses go through the histories. Other sizes
 //!   read and write the latest value, and a 4-byte word they write gets a
 //!   new latest store.
@@ -713,4 +718,120 @@ impl Explorer {
         let views = self.views(thread);
         views.fence_release = Some((views.everything(), scope));
     }
+}
+
+/// A 4-byte global load of the explore model issued but not yet performed:
+/// weak and relaxed loads read memory as late as the thread allows (when
+/// an instruction uses their register, or at the thread's next fence,
+/// barrier, release, acquire, atomic, or access to the same word), so
+/// that stores issued after them, by this thread or others, may be what
+/// they read, as load buffering on a GPU does (the H100 shows LB's weak
+/// outcome, `programs/litmus/hardware/h100.txt`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PendingLoad {
+    pub warp: u32,
+    pub lane: u8,
+    /// The destination value register.
+    pub register: u32,
+    pub value: crate::program::MemoryValue,
+    pub thread: GlobalThread,
+    pub word: u64,
+    pub ordering: AccessOrdering,
+}
+
+/// A 4-byte global load in the explore model: `Some(Some(bits))` when it
+/// is performed now, `Some(None)` when it waits in the block's pending
+/// loads, `None` when its address is outside every buffer.
+pub(crate) fn load_or_defer(
+    weak: &WeakMemory,
+    env: &crate::block::LaunchEnv,
+    warp: &mut crate::warp::Warp,
+    state: &mut crate::block::BlockState,
+    load: PendingLoad,
+) -> Option<Option<u64>> {
+    env.global.check(load.word, 4).ok()?;
+    // The thread's earlier loads of this word come first (coherence); an
+    // acquire orders all of the thread's earlier loads before it.
+    perform_pending(weak, env, warp, state, |pending| {
+        pending.thread == load.thread && (load.ordering.acquire || pending.word == load.word)
+    });
+    if load.ordering.acquire {
+        return Some(Some(u64::from(weak.load(
+            env.global,
+            load.thread,
+            load.word,
+            load.ordering,
+        )?)));
+    }
+    state.pending_loads.push(load);
+    Some(None)
+}
+
+/// Performs, in program order, the pending loads of `warp` that `which`
+/// picks, writing their registers.
+pub(crate) fn perform_pending(
+    weak: &WeakMemory,
+    env: &crate::block::LaunchEnv,
+    warp: &mut crate::warp::Warp,
+    state: &mut crate::block::BlockState,
+    mut which: impl FnMut(&PendingLoad) -> bool,
+) {
+    if state.pending_loads.is_empty() {
+        return;
+    }
+    let mut index = 0;
+    while index < state.pending_loads.len() {
+        let load = state.pending_loads[index];
+        if load.warp != warp.index || !which(&load) {
+            index += 1;
+            continue;
+        }
+        state.pending_loads.remove(index);
+        // The address was checked when the load issued.
+        let raw = weak
+            .load(env.global, load.thread, load.word, load.ordering)
+            .unwrap_or(0);
+        let slot = load.register as usize * crate::warp::WARP_SIZE + usize::from(load.lane);
+        warp.values[slot] = crate::access::extend_loaded(u64::from(raw), load.value);
+    }
+}
+
+/// Before `instruction` issues on `warp`: performs the warp's pending loads
+/// it must see: every one at an ordering point (a fence, a barrier or warp
+/// synchronization, an atomic, a release store, an exit), else those whose
+/// registers it reads or writes.
+pub(crate) fn perform_before(
+    weak: &WeakMemory,
+    env: &crate::block::LaunchEnv,
+    warp: &mut crate::warp::Warp,
+    state: &mut crate::block::BlockState,
+    instruction: &crate::program::Instruction,
+) {
+    use crate::program::Kind;
+    if !state
+        .pending_loads
+        .iter()
+        .any(|load| load.warp == warp.index)
+    {
+        return;
+    }
+    let ordering_point = match instruction.kind {
+        Kind::Store { order, .. } => matches!(order, MemoryOrder::Release(_)),
+        Kind::Fence { .. }
+        | Kind::Barrier { .. }
+        | Kind::WarpSync { .. }
+        | Kind::Atom { .. }
+        | Kind::Printf { .. }
+        | Kind::Exit
+        | Kind::Trap => true,
+        _ => false,
+    };
+    if ordering_point {
+        perform_pending(weak, env, warp, state, |_| true);
+        return;
+    }
+    let operands = crate::timing::operands::operands(instruction, env.program.value_regs);
+    perform_pending(weak, env, warp, state, |load| {
+        operands.reads().contains(&load.register) || operands.writes().contains(&load.register)
+    });
 }
