@@ -28,20 +28,17 @@
 //!   the fences in time. `bar.sync` gives every thread that passes it the
 //!   views of all that arrived at it (CTA-scope release and acquire).
 //! - Atomics read the latest store and follow it at once.
-//!
-//! - A load waiting to be performed never outlives its block's warp:
-//!   ordering points and uses of its register come first.
-//!
-//! Every outcome this produces is one the PTX model allows (the litmus
-//! tests of `programs/litmus` check it against a checker of the model's
-//! axioms). Deviations, each one that makes an allowed outcome unreachable,
-//! never one that makes a forbidden one reachable:
 //! - A weak or relaxed load is performed as late as the thread allows
 //!   ([`PendingLoad`]): when an instruction uses its register, or at the
 //!   thread's next ordering point or access to the same word. So a store
 //!   issued after the load may be what it reads (load buffering, which an
 //!   H100 shows), but a load whose value a later store depends on never
 //!   reads that store (no values out of thin air).
+//!
+//! Every outcome this produces is one the PTX model allows (the litmus
+//! tests of `programs/litmus` check it against a checker of the model's
+//! axioms). Deviations, each one that makes an allowed outcome unreachable,
+//! never one that makes a forbidden one reachable:
 //! - Only aligned 4-byte accesses go through the histories. Other sizes
 //!   read and write the latest value, and a 4-byte word they write gets a
 //!   new latest store.
