@@ -15,6 +15,7 @@ pub mod error;
 pub mod export;
 pub mod launch_file;
 pub mod launch_template;
+pub mod litmus;
 pub mod locations;
 pub mod long_lines;
 pub mod npy;

@@ -75,10 +75,15 @@ type Timestamp = u64;
 /// placed between them later.
 const TIMESTAMP_GAP: Timestamp = 1 << 32;
 
-/// The step of a block's random start delay, in cycles: about the time of
-/// a few dependent instructions, so that threads of different blocks start
-/// far enough apart to run in either order.
-const START_JITTER_STEP: u64 = 24;
+/// The start delays a block may get, in cycles: from a few instructions to
+/// more than a global store and fence take (hundreds of cycles), so that
+/// threads of different blocks run in either order, or overlap.
+const START_DELAYS: [u64; 8] = [0, 16, 48, 96, 192, 384, 768, 1536];
+
+/// The start delays the exhaustive mode tries: none, one cycle (its time
+/// window is one cycle, so that two blocks' instructions interleave either
+/// way), a few instructions, and longer than a store and a fence take.
+const EXHAUSTIVE_START_DELAYS: [u64; 4] = [0, 1, 96, 1536];
 
 /// Stores a word's history keeps.
 const HISTORY_LENGTH: usize = 16;
@@ -380,8 +385,12 @@ impl WeakMemory {
     /// A random start delay for a block, in cycles.
     pub fn start_jitter(&self) -> u64 {
         let mut explorer = self.explorer();
-        let steps = if explorer.choices.is_random() { 8 } else { 3 };
-        u64::from(explorer.choices.choose(steps)) * START_JITTER_STEP
+        let delays: &[u64] = if explorer.choices.is_random() {
+            &START_DELAYS
+        } else {
+            &EXHAUSTIVE_START_DELAYS
+        };
+        delays[explorer.choices.choose(delays.len() as u32) as usize]
     }
 
     /// The value a 4-byte load of `address` by `thread` returns.

@@ -43,6 +43,11 @@ enum Command {
     /// launch's shape and parameter buffer, and each buffer's initial
     /// contents (`programs/timing/hardware/launch.py` replays it).
     Export(ExportArgs),
+    /// Run litmus tests (`programs/litmus/*.litmus`) many times in the
+    /// explore memory model and print each test's outcomes, each marked
+    /// allowed or forbidden by the PTX memory model, as herd7 and litmus7
+    /// print theirs. Exits with 1 when an outcome the model forbids came.
+    Litmus(LitmusArgs),
     /// Parse and verify a `.kir` file, then print it in canonical form.
     Print {
         /// The `.kir` file.
@@ -310,6 +315,37 @@ impl TableBy {
 }
 
 #[derive(clap::Args)]
+struct LitmusArgs {
+    /// Litmus files; each runs every variant and placement it expands to.
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// Run only the expanded tests whose names contain this text
+    /// (`MP+relaxed.gpu@grid`).
+    #[arg(long, value_name = "TEXT")]
+    only: Option<String>,
+    /// Launches per test, each of 64 instances with its own seed.
+    #[arg(long, default_value_t = 8)]
+    launches: u32,
+    /// The seed of the first launch.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Enumerate every run the explore model can make of one instance
+    /// (its weak memory's choices, and a few start times per block),
+    /// instead of running random ones.
+    #[arg(long)]
+    exhaustive: bool,
+    /// The most runs the exhaustive mode makes of one test before it gives
+    /// up with an error.
+    #[arg(long, default_value_t = 20_000)]
+    bound: u64,
+    /// The most candidate executions the model checker looks at per test.
+    #[arg(long, default_value_t = 10_000_000)]
+    model_bound: u64,
+    #[command(flatten)]
+    machine: MachineArgs,
+}
+
+#[derive(clap::Args)]
 struct CheckArgs {
     /// A launch file (TOML), or a `.cu`/`.kir`/`.ptx` source for the static check alone.
     input: PathBuf,
@@ -354,6 +390,7 @@ fn main() -> ExitCode {
         Command::Init(args) => init(args),
         Command::Annotate(args) => annotate(args),
         Command::Export(args) => export(args),
+        Command::Litmus(args) => litmus(args),
         Command::Print { source } => print(source),
     };
     match result {
@@ -1034,6 +1071,49 @@ fn export(args: ExportArgs) -> anyhow::Result<Outcome> {
         writeln!(stdout, "  {}", file.display())?;
     }
     Ok(Outcome::Success)
+}
+
+fn litmus(args: LitmusArgs) -> anyhow::Result<Outcome> {
+    use warpsim_driver::litmus;
+    let (config, _) = args.machine.read()?;
+    let mut stdout = std::io::stdout().lock();
+    let mut wrong = false;
+    for path in &args.files {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        let file = warpsim_litmus::parse_file(path, &text)?;
+        for test in file.expand()? {
+            if args
+                .only
+                .as_ref()
+                .is_some_and(|only| !test.name.contains(only.as_str()))
+            {
+                continue;
+            }
+            let allowed = warpsim_litmus::allowed_outcomes(&test, args.model_bound)?;
+            let kernel = litmus::LitmusKernel::new(&test)?;
+            let (seen, label) = if args.exhaustive {
+                let seen = litmus::exhaustive(&kernel, &config, args.bound)?;
+                let runs: u64 = seen.values().sum();
+                (seen, format!("exhaustive: {runs} runs"))
+            } else {
+                let seen = litmus::explore(&kernel, &config, args.launches, args.seed)?;
+                let runs: u64 = seen.values().sum();
+                (
+                    seen,
+                    format!(
+                        "explore: {runs} instances, seeds {} to {}",
+                        args.seed,
+                        args.seed + u64::from(args.launches.max(1)) - 1
+                    ),
+                )
+            };
+            let verdict = litmus::Verdict { seen, allowed };
+            wrong |= !verdict.forbidden_seen().is_empty();
+            writeln!(stdout, "{}", verdict.render(&test, &label))?;
+        }
+    }
+    Ok(Outcome::failed_if(wrong))
 }
 
 fn print(source: PathBuf) -> anyhow::Result<Outcome> {

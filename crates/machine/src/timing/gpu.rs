@@ -43,8 +43,9 @@ use crate::timing::sm::{Costs, Shared, Sm, NEVER};
 use crate::timing::{LaunchTiming, Occupancy, Timeline};
 use crate::{lowest_fault, PrintLog, RunControl};
 
-/// The time window of the explore model, in cycles.
-const EXPLORE_WINDOW: u64 = 8;
+/// The time window of the explore model, in cycles: short, so that SMs
+/// taking turns in random order interleave finely.
+const EXPLORE_WINDOW: u64 = 4;
 
 /// What a launch left.
 pub(crate) struct GpuOutcome {
@@ -122,10 +123,11 @@ pub(crate) fn run_gpu<'a>(
     };
     // The explore model interleaves SMs more finely, so that threads of
     // different blocks can run in either order.
-    let window = if env.weak_memory.is_some() {
-        EXPLORE_WINDOW
-    } else {
-        launch_latency.max(1)
+    let window = match env.weak_memory {
+        Some(weak) if weak.scheduling_noise() => EXPLORE_WINDOW,
+        // The exhaustive mode varies start times by single cycles.
+        Some(_) => 1,
+        None => launch_latency.max(1),
     };
     let start_jitter = || env.weak_memory.map_or(0, |weak| weak.start_jitter());
     let mut outcome = GpuOutcome {
@@ -228,7 +230,13 @@ pub(crate) fn run_gpu<'a>(
         apply_stores(&mut sms, env, pool, parallel);
         {
             let batches: Vec<&[u64]> = sms.iter().map(|sm| sm.l2_accesses.as_slice()).collect();
-            pool.install(|| l2.fill_in_order(&batches, parallel));
+            // One host thread needs no pool (whose hand-over costs a
+            // thread switch per window).
+            if parallel {
+                pool.install(|| l2.fill_in_order(&batches, true));
+            } else {
+                l2.fill_in_order(&batches, false);
+            }
         }
         let mut freed: Vec<(u64, u32, usize)> = Vec::new();
         for sm in sms.iter_mut() {

@@ -438,13 +438,13 @@ impl<'a> Sm<'a> {
                 .next()
                 .map(|timing| (timing.ready, timing.producer))
                 .unwrap_or_default();
-            warps.push(WarpTiming::fresh(
-                ready,
-                producer,
-                registers,
-                sub_partition,
-                start,
-            ));
+            let mut timing = WarpTiming::fresh(ready, producer, registers, sub_partition, start);
+            // The explore model starts the warps of a block at jittered
+            // times too, so that they run in either order.
+            if let Some(weak) = env.weak_memory.filter(|_| warp_count > 1) {
+                timing.earliest += weak.start_jitter();
+            }
+            warps.push(timing);
         }
         drop(old);
         for (warp, timing) in warps.iter().enumerate() {
