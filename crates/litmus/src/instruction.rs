@@ -323,28 +323,7 @@ impl LineParser<'_> {
         qualifiers: &mut Qualifiers<'_>,
         operands: &[&str],
     ) -> Result<Event, LitmusErrorKind> {
-        let order = match qualifiers.peek() {
-            Some("weak") => {
-                qualifiers.advance();
-                AccessOrder::Weak
-            }
-            Some("volatile") => {
-                qualifiers.advance();
-                AccessOrder::Volatile
-            }
-            Some("relaxed") => {
-                qualifiers.advance();
-                AccessOrder::Relaxed(self.required_scope(qualifiers, "relaxed")?)
-            }
-            Some("acquire") => {
-                qualifiers.advance();
-                AccessOrder::Acquire(self.required_scope(qualifiers, "acquire")?)
-            }
-            Some(semantics @ ("release" | "acq_rel" | "sc")) => {
-                return Err(self.malformed(format!("a load cannot be `.{semantics}`")))
-            }
-            _ => AccessOrder::Weak,
-        };
+        let order = self.parse_access_order(qualifiers, AccessKind::Load)?;
         self.finish_access(
             qualifiers,
             order.strength().is_some() && order != AccessOrder::Volatile,
@@ -357,11 +336,18 @@ impl LineParser<'_> {
         })
     }
 
-    fn parse_store(
+    /// The ordering qualifiers of a load or a store: `.weak`, `.volatile`,
+    /// `.relaxed.S`, and `.acquire.S` for a load or `.release.S` for a
+    /// store; none is weak.
+    fn parse_access_order(
         &self,
         qualifiers: &mut Qualifiers<'_>,
-        operands: &[&str],
-    ) -> Result<Event, LitmusErrorKind> {
+        kind: AccessKind,
+    ) -> Result<AccessOrder, LitmusErrorKind> {
+        let (name, allowed) = match kind {
+            AccessKind::Load => ("load", "acquire"),
+            AccessKind::Store => ("store", "release"),
+        };
         let order = match qualifiers.peek() {
             Some("weak") => {
                 qualifiers.advance();
@@ -375,15 +361,28 @@ impl LineParser<'_> {
                 qualifiers.advance();
                 AccessOrder::Relaxed(self.required_scope(qualifiers, "relaxed")?)
             }
-            Some("release") => {
+            Some(semantics) if semantics == allowed => {
                 qualifiers.advance();
-                AccessOrder::Release(self.required_scope(qualifiers, "release")?)
+                let scope = self.required_scope(qualifiers, allowed)?;
+                match kind {
+                    AccessKind::Load => AccessOrder::Acquire(scope),
+                    AccessKind::Store => AccessOrder::Release(scope),
+                }
             }
-            Some(semantics @ ("acquire" | "acq_rel" | "sc")) => {
-                return Err(self.malformed(format!("a store cannot be `.{semantics}`")))
+            Some(semantics @ ("acquire" | "release" | "acq_rel" | "sc")) => {
+                return Err(self.malformed(format!("a {name} cannot be `.{semantics}`")))
             }
             _ => AccessOrder::Weak,
         };
+        Ok(order)
+    }
+
+    fn parse_store(
+        &self,
+        qualifiers: &mut Qualifiers<'_>,
+        operands: &[&str],
+    ) -> Result<Event, LitmusErrorKind> {
+        let order = self.parse_access_order(qualifiers, AccessKind::Store)?;
         self.finish_access(
             qualifiers,
             order.strength().is_some() && order != AccessOrder::Volatile,
@@ -778,4 +777,11 @@ mod tests {
         assert_eq!(parse_literal("-"), None);
         assert_eq!(parse_literal("12a"), None);
     }
+}
+
+/// Which side of memory an access is, for its ordering qualifiers.
+#[derive(Clone, Copy)]
+enum AccessKind {
+    Load,
+    Store,
 }

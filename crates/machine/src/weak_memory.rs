@@ -132,6 +132,24 @@ struct Message {
     atomic: bool,
 }
 
+impl Message {
+    /// A word's contents before the launch's first access to it: a store
+    /// every thread can see, by no thread of the launch.
+    fn initial(value: u32) -> Message {
+        Message {
+            timestamp: 0,
+            value,
+            writer: GlobalThread {
+                block: u64::MAX,
+                thread: u32::MAX,
+            },
+            strong: Some(Scope::Sys),
+            released: None,
+            atomic: false,
+        }
+    }
+}
+
 /// What one thread knows.
 #[derive(Clone, Debug, Default)]
 struct ThreadViews {
@@ -484,20 +502,7 @@ impl Explorer {
     fn history(&mut self, global: &GlobalMemory, word: u64) -> Option<&mut Vec<Message>> {
         if !self.histories.contains_key(&word) {
             let value = global.read(word, 4).ok()? as u32;
-            self.histories.insert(
-                word,
-                vec![Message {
-                    timestamp: 0,
-                    value,
-                    writer: GlobalThread {
-                        block: u64::MAX,
-                        thread: u32::MAX,
-                    },
-                    strong: Some(Scope::Sys),
-                    released: None,
-                    atomic: false,
-                }],
-            );
+            self.histories.insert(word, vec![Message::initial(value)]);
         }
         self.histories.get_mut(&word)
     }
@@ -676,20 +681,7 @@ impl Explorer {
         self.catch_up(thread);
         if !self.histories.contains_key(&word) {
             // The word's first access: what the atomic read was its contents.
-            self.histories.insert(
-                word,
-                vec![Message {
-                    timestamp: 0,
-                    value: old,
-                    writer: GlobalThread {
-                        block: u64::MAX,
-                        thread: u32::MAX,
-                    },
-                    strong: Some(Scope::Sys),
-                    released: None,
-                    atomic: false,
-                }],
-            );
+            self.histories.insert(word, vec![Message::initial(old)]);
         }
         let scope = ordering.strong.unwrap_or(Scope::Gpu);
         if let Some(read) = self.histories[&word].last().cloned() {
