@@ -6,7 +6,10 @@
 //!
 //! Also: the legacy warp-synchronous reductions of the corpus are found,
 //! the findings do not depend on host threads, and a plain run looks for
-//! nothing.
+//! nothing. The global-memory races of `programs/racecheck/global-races.cu`
+//! (issue 10): each kernel's finding at its lines, the missing fence named,
+//! and the explore memory model showing the wrong answers a missing fence
+//! allows.
 
 mod support;
 
@@ -29,7 +32,7 @@ fn every_racecheck_program_prints_its_expected_findings() {
         .into_iter()
         .filter(|path| path.parent().is_some_and(|dir| dir.ends_with("racecheck")))
         .collect();
-    assert_eq!(launches.len(), 6, "{launches:?}");
+    assert_eq!(launches.len(), 11, "{launches:?}");
     let mut failures = Vec::new();
     for launch in &launches {
         let (text, _, _) = check_launch(launch, config(), 2);
@@ -120,5 +123,141 @@ fn race_findings_do_not_depend_on_host_threads() {
         let (one, _, _) = check_launch(&launch(name), config(), 1);
         let (three, _, _) = check_launch(&launch(name), config(), 3);
         assert_eq!(one, three, "{name}");
+    }
+}
+
+/// A finding expected: its kind, hazard, earlier line and later line.
+type ExpectedRace = (FindingKind, &'static str, u32, u32);
+
+/// Each global-memory kernel reports the kinds its comment in
+/// global-races.cu names, at its lines (earlier access, later access); the
+/// correct ones report nothing.
+#[test]
+fn each_global_kernel_reports_its_race_at_its_lines() {
+    let expected: [(&str, &[ExpectedRace]); 5] = [
+        (
+            "messagePassingNoFence",
+            &[(FindingKind::DataRace, "read-after-write", 14, 20)],
+        ),
+        ("messagePassingFenced", &[]),
+        (
+            "flagHandoffCtaScope",
+            &[
+                (FindingKind::ScopeRace, "read-after-write", 50, 54),
+                (FindingKind::DataRace, "read-after-write", 49, 56),
+            ],
+        ),
+        ("threadfenceReduction", &[]),
+        (
+            "threadfenceReductionNoFence",
+            &[
+                (FindingKind::DataRace, "read-after-write", 102, 109),
+                (FindingKind::DataRace, "read-after-write", 102, 109),
+            ],
+        ),
+    ];
+    for (name, races) in expected {
+        let (text, outcome, _) = check_launch(&launch(&format!("racecheck/{name}")), config(), 2);
+        let found: Vec<(FindingKind, bool, u32, u32)> = outcome
+            .findings
+            .iter()
+            .map(|finding| {
+                let earlier = finding
+                    .sites
+                    .iter()
+                    .find(|site| !site.primary)
+                    .map_or(0, |site| site.line);
+                (
+                    finding.kind,
+                    finding.severity == Severity::Error,
+                    earlier,
+                    finding.line,
+                )
+            })
+            .collect();
+        let wanted: Vec<(FindingKind, bool, u32, u32)> = races
+            .iter()
+            .map(|&(kind, _, earlier, later)| (kind, true, earlier, later))
+            .collect();
+        assert_eq!(found, wanted, "{name}:\n{text}");
+        for (finding, (_, hazard, _, _)) in outcome.findings.iter().zip(races) {
+            assert!(
+                finding.message.contains(hazard),
+                "{name}: {}",
+                finding.message
+            );
+        }
+    }
+}
+
+/// The handoff without a fence names the flag store that needs one before
+/// it, as a third place and in a note.
+#[test]
+fn a_missing_fence_is_reported_where_it_belongs() {
+    let (text, outcome, _) = check_launch(&launch("racecheck/messagePassingNoFence"), config(), 1);
+    let lines: Vec<u32> = outcome.findings[0]
+        .sites
+        .iter()
+        .map(|site| site.line)
+        .collect();
+    assert_eq!(lines, [14, 20, 15], "{text}");
+    assert!(
+        text.contains("the store to `flag` (byte 0) is not ordered after the store to `data` (byte 0) for a reader in another block; add __threadfence() between them"),
+        "{text}"
+    );
+}
+
+/// The racy histogram (a plain add where atomicAdd belongs) is a global
+/// data race, and the global findings are the same at any host threads.
+#[test]
+fn the_racy_histogram_is_a_global_data_race_on_every_host() {
+    let histogram = launch("blocks/racyHistogram");
+    let (text, outcome, _) = check_launch(&histogram, config(), 1);
+    let kinds: Vec<(FindingKind, u32)> = outcome
+        .findings
+        .iter()
+        .map(|finding| (finding.kind, finding.line))
+        .collect();
+    assert_eq!(kinds, [(FindingKind::DataRace, 11)], "{text}");
+    for name in [
+        "blocks/racyHistogram",
+        "racecheck/threadfenceReductionNoFence",
+    ] {
+        let (one, _, _) = check_launch(&launch(name), config(), 1);
+        let (two, _, _) = check_launch(&launch(name), config(), 2);
+        assert_eq!(one, two, "{name}");
+    }
+}
+
+/// In the explore memory model the kernels without their fences give the
+/// wrong answers a GPU may give, for some seeds; with the fences, never.
+#[test]
+fn the_explore_model_shows_what_a_missing_fence_allows() {
+    let cases = [
+        (
+            "racecheck/messagePassingNoFence",
+            "racecheck/messagePassingFenced",
+            42,
+        ),
+        (
+            "racecheck/threadfenceReductionNoFence",
+            "racecheck/threadfenceReduction",
+            32640,
+        ),
+    ];
+    for (unfenced, fenced, right) in cases {
+        let mut wrong_seen = false;
+        for seed in 0..12 {
+            let mut explore = config();
+            explore.memory.model = warpsim_driver::MemoryModel::Explore;
+            explore.memory.seed = seed;
+            let out = |name: &str| {
+                let run = support::run_program_on(name, explore.clone(), 1);
+                support::i32s(&run.buffer("out"))[0]
+            };
+            assert_eq!(out(fenced), right, "{fenced}, seed {seed}");
+            wrong_seen |= out(unfenced) != right;
+        }
+        assert!(wrong_seen, "{unfenced}: always right in 12 seeds");
     }
 }

@@ -291,7 +291,7 @@ pub fn summary(kernel: &str, findings: &[FindingReport]) -> String {
     let plural =
         |count: usize, word: &str| format!("{count} {word}{}", if count == 1 { "" } else { "s" });
     if findings.is_empty() {
-        format!("check: kernel `{kernel}`: no barrier, warp-sync, uninitialized-memory or shared-memory race problems found\n")
+        format!("check: kernel `{kernel}`: no barrier, warp-sync, uninitialized-memory or race problems found\n")
     } else {
         format!(
             "check: kernel `{kernel}`: {}, {}\n",

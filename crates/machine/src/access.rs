@@ -195,6 +195,25 @@ pub(crate) fn memory_access(
             Target::Global(address) => {
                 global_lanes |= 1 << lane;
                 push_sectors(&mut state.sectors, address, total);
+                if let Some(mut races) = env.global_races() {
+                    let accessor = global_accessor(env, state, warp, lane, pc);
+                    let ordering = AccessOrdering::of_access(order);
+                    let value = (store && count == 1).then(|| {
+                        warp.values[registers[0] as usize * WARP_SIZE + lane] & size_mask(size)
+                    });
+                    races.observe(
+                        accessor,
+                        crate::global_races::GlobalAccess {
+                            address,
+                            len: total,
+                            reads: !store,
+                            writes: store,
+                            ordering,
+                            atomic: false,
+                            value,
+                        },
+                    );
+                }
             }
             Target::Local(offset) => {
                 let base = *local_base
@@ -656,6 +675,24 @@ pub(crate) fn global_thread(
     }
 }
 
+/// Where a global access of `lane` comes from, for the race checker.
+pub(crate) fn global_accessor(
+    env: &LaunchEnv,
+    state: &BlockState,
+    warp: &Warp,
+    lane: usize,
+    pc: u32,
+) -> crate::global_races::GlobalAccessor {
+    crate::global_races::GlobalAccessor {
+        thread: global_thread(env, state, warp, lane),
+        block_index: state.block_index,
+        epoch: crate::warp::barrier_openings(&state.barriers),
+        instruction: state.instructions,
+        warp_syncs: warp.syncs,
+        pc,
+    }
+}
+
 /// A global store in the explore model: 4-byte stores take their place in
 /// the word's history; others write memory and become each touched
 /// word's latest store.
@@ -794,6 +831,22 @@ pub(crate) fn atomic(
                     .global
                     .atomic(address, size, update)
                     .map_err(|_| out_of_bounds())?;
+                if let Some(mut races) = env.global_races() {
+                    let accessor = global_accessor(env, state, warp, lane, pc);
+                    let ordering = AccessOrdering::of_atomic(order);
+                    races.observe(
+                        accessor,
+                        crate::global_races::GlobalAccess {
+                            address,
+                            len: size,
+                            reads: true,
+                            writes: true,
+                            ordering,
+                            atomic: true,
+                            value: None,
+                        },
+                    );
+                }
                 if let Some(weak) = env.weak_memory {
                     let thread = global_thread(env, state, warp, lane);
                     if size == 4 {

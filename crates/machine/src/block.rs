@@ -53,6 +53,8 @@ pub struct LaunchEnv<'a> {
     /// The weakly-ordered global memory of the explore model
     /// (`weak_memory.rs`); `None` in the machine's own ordering.
     pub weak_memory: Option<&'a crate::weak_memory::WeakMemory>,
+    /// The global-memory race checker (`global_races.rs`), when checking.
+    pub(crate) global_races: Option<std::sync::Mutex<crate::global_races::GlobalRaces>>,
 }
 
 impl LaunchEnv<'_> {
@@ -65,7 +67,26 @@ impl LaunchEnv<'_> {
     /// going straight to memory: when blocks communicate, and in the
     /// explore model, whose weak memory sees every access in one order.
     pub(crate) fn runs_sms_in_turn(&self) -> bool {
-        self.program.communicates_across_blocks || self.weak_memory.is_some()
+        self.program.communicates_across_blocks
+            || self.weak_memory.is_some()
+            || self.global_races.is_some()
+    }
+
+    /// Whether a block's weak global stores wait for the window's end: not
+    /// when blocks communicate, nor in the explore model. (The race checker
+    /// runs SMs in turn but keeps the buffers, so that a checked run
+    /// computes what a plain one does.)
+    pub(crate) fn buffers_stores(&self) -> bool {
+        !self.program.communicates_across_blocks && self.weak_memory.is_none()
+    }
+
+    /// The global-memory race checker, locked.
+    pub(crate) fn global_races(
+        &self,
+    ) -> Option<std::sync::MutexGuard<'_, crate::global_races::GlobalRaces>> {
+        self.global_races
+            .as_ref()
+            .map(|races| races.lock().unwrap_or_else(|error| error.into_inner()))
     }
 }
 

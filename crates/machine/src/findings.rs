@@ -44,6 +44,13 @@ pub enum FindingKind {
     /// Two threads of a block accessed the same shared-memory bytes, one
     /// of them writing, with no barrier between (`racecheck.rs`).
     SharedRace,
+    /// Two threads accessed the same global-memory bytes, one of them
+    /// writing, with nothing in the PTX memory model ordering them
+    /// (`global_races.rs`).
+    DataRace,
+    /// Two strong accesses to the same global bytes, one writing, whose
+    /// scopes do not include each other's thread (`.cta` across blocks).
+    ScopeRace,
 }
 
 impl FindingKind {
@@ -59,6 +66,8 @@ impl FindingKind {
             FindingKind::NonUniformBarrier => "non-uniform-barrier",
             FindingKind::UninitializedRead => "uninitialized-read",
             FindingKind::SharedRace => "shared-race",
+            FindingKind::DataRace => "data-race",
+            FindingKind::ScopeRace => "scope-race",
         }
     }
 }

@@ -28,6 +28,7 @@ mod checker;
 pub mod config;
 pub mod error;
 pub mod findings;
+mod global_races;
 mod initcheck;
 pub mod memory;
 pub mod printf;
@@ -378,6 +379,9 @@ fn run_on_gpu(
         check_initialization: options.check_initialization,
         check_races: options.check_races,
         weak_memory,
+        global_races: options
+            .check_races
+            .then(|| std::sync::Mutex::new(global_races::GlobalRaces::default())),
     };
     let [gx, gy, gz] = launch.grid;
     let block_count = u64::from(gx) * u64::from(gy) * u64::from(gz);

@@ -714,6 +714,13 @@ pub(crate) fn execute<const HARDWARE_FMA: bool>(
             count,
             reduction,
         } => {
+            if let Some(mut races) = env.global_races() {
+                let epoch = crate::warp::barrier_openings(&state.barriers);
+                for lane in (0..WARP_SIZE).filter(|lane| active >> lane & 1 != 0) {
+                    let thread = crate::access::global_thread(env, state, warp, lane);
+                    races.arrive_at_barrier(thread, epoch);
+                }
+            }
             if let Some(weak) = env.weak_memory {
                 // A CTA-scope release by every arriving thread, taken by
                 // each thread that passes this opening of the barrier.
@@ -794,6 +801,13 @@ pub(crate) fn execute<const HARDWARE_FMA: bool>(
             map2(values, dst, a, b, active, |x, y| arith::copysign(x, y, ty))
         }
         Kind::Fence { kind, scope } => {
+            if let Some(mut races) = env.global_races() {
+                let epoch = crate::warp::barrier_openings(&state.barriers);
+                for lane in (0..WARP_SIZE).filter(|lane| active >> lane & 1 != 0) {
+                    let thread = crate::access::global_thread(env, state, warp, lane);
+                    races.fence(thread, epoch, scope);
+                }
+            }
             if let Some(weak) = env.weak_memory {
                 for lane in (0..WARP_SIZE).filter(|lane| active >> lane & 1 != 0) {
                     weak.fence(

@@ -53,7 +53,7 @@ impl StoreBuffer {
     /// orders global memory (then SMs run one after another, and stores go
     /// straight to memory).
     pub(crate) fn for_launch(env: &crate::block::LaunchEnv) -> StoreBuffer {
-        StoreBuffer::new(!env.runs_sms_in_turn())
+        StoreBuffer::new(env.buffers_stores())
     }
 
     /// A buffer that holds stores back when `buffering`, else passes them on.

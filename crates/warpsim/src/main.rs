@@ -323,12 +323,10 @@ struct LitmusArgs {
     /// (`MP+relaxed.gpu@grid`).
     #[arg(long, value_name = "TEXT")]
     only: Option<String>,
-    /// Launches per test, each of 64 instances with its own seed.
+    /// Launches per test, each of 64 instances with its own seed (the
+    /// first is --seed).
     #[arg(long, default_value_t = 8)]
     launches: u32,
-    /// The seed of the first launch.
-    #[arg(long, default_value_t = 0)]
-    seed: u64,
     /// Enumerate every run the explore model can make of one instance
     /// (its weak memory's choices, and a few start times per block),
     /// instead of running random ones.
@@ -1097,14 +1095,15 @@ fn litmus(args: LitmusArgs) -> anyhow::Result<Outcome> {
                 let runs: u64 = seen.values().sum();
                 (seen, format!("exhaustive: {runs} runs"))
             } else {
-                let seen = litmus::explore(&kernel, &config, args.launches, args.seed)?;
+                let seed = config.memory.seed;
+                let seen = litmus::explore(&kernel, &config, args.launches, seed)?;
                 let runs: u64 = seen.values().sum();
                 (
                     seen,
                     format!(
                         "explore: {runs} instances, seeds {} to {}",
-                        args.seed,
-                        args.seed + u64::from(args.launches.max(1)) - 1
+                        seed,
+                        seed + u64::from(args.launches.max(1)) - 1
                     ),
                 )
             };

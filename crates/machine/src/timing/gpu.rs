@@ -392,6 +392,11 @@ pub(crate) fn run_gpu<'a>(
             .sort_unstable_by_key(|span| (span.end, span.sm, span.linear, span.warp));
     }
     outcome.timeline = timeline;
+    if let Some(mut races) = env.global_races() {
+        for (linear, finding) in races.take_findings(env.global) {
+            outcome.findings.add_block(linear, [finding]);
+        }
+    }
     outcome
 }
 
