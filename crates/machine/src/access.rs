@@ -174,6 +174,8 @@ pub(crate) fn memory_access(
     // Where the warp's local memory starts for the caches, once per
     // instruction, when a lane reaches local memory.
     let mut local_base = None;
+    // The global race checker, locked once per instruction.
+    let mut global_races = env.global_races();
     for lane in 0..WARP_SIZE {
         if active >> lane & 1 == 0 {
             continue;
@@ -195,7 +197,7 @@ pub(crate) fn memory_access(
             Target::Global(address) => {
                 global_lanes |= 1 << lane;
                 push_sectors(&mut state.sectors, address, total);
-                if let Some(mut races) = env.global_races() {
+                if let Some(races) = global_races.as_mut() {
                     let accessor = global_accessor(env, state, warp, lane, pc);
                     let ordering = AccessOrdering::of_access(order);
                     let value = (store && count == 1).then(|| {
@@ -806,6 +808,8 @@ pub(crate) fn atomic(
     state.sectors.clear();
     state.local_sectors.clear();
     state.last_wavefronts = warpsim_banks::Wavefronts::default();
+    // The global race checker, locked once per instruction.
+    let mut global_races = env.global_races();
     for lane in 0..WARP_SIZE {
         if active >> lane & 1 == 0 {
             continue;
@@ -831,7 +835,7 @@ pub(crate) fn atomic(
                     .global
                     .atomic(address, size, update)
                     .map_err(|_| out_of_bounds())?;
-                if let Some(mut races) = env.global_races() {
+                if let Some(races) = global_races.as_mut() {
                     let accessor = global_accessor(env, state, warp, lane, pc);
                     let ordering = AccessOrdering::of_atomic(order);
                     races.observe(

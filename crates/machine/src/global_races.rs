@@ -43,6 +43,8 @@
 //! with an atomic (the compare-and-swap loops of the CUDA Programming
 //! Guide read the word plainly and let the CAS check what they read).
 
+use std::hash::{BuildHasherDefault, Hasher};
+
 use indexmap::IndexMap;
 use warpsim_ir::Scope;
 
@@ -61,7 +63,7 @@ enum Clock {
 
 /// A vector clock: what a thread has synchronized with.
 #[derive(Clone, Debug, Default)]
-struct VectorClock(IndexMap<Clock, u32>);
+struct VectorClock(FastMap<Clock, u32>);
 
 impl VectorClock {
     fn get(&self, clock: Clock) -> u32 {
@@ -186,13 +188,40 @@ struct Race {
     unfenced_flag: Option<(u32, u64)>,
 }
 
+/// Hashes the checker's keys (word addresses, threads, blocks): a
+/// multiply-rotate mix; the keys are not chosen by an adversary.
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.write_u64(u64::from(byte));
+        }
+    }
+
+    fn write_u32(&mut self, value: u32) {
+        self.write_u64(u64::from(value));
+    }
+
+    fn write_u64(&mut self, value: u64) {
+        self.0 = (self.0.rotate_left(29) ^ value).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+type FastMap<K, V> = IndexMap<K, V, BuildHasherDefault<KeyHasher>>;
+
 /// The checker of one launch.
 #[derive(Debug, Default)]
 pub(crate) struct GlobalRaces {
-    words: IndexMap<u64, WordShadow>,
-    threads: IndexMap<GlobalThread, ThreadClocks>,
+    words: FastMap<u64, WordShadow>,
+    threads: FastMap<GlobalThread, ThreadClocks>,
     /// Each block's clocks, joined at its barriers.
-    blocks: IndexMap<u64, BlockClocks>,
+    blocks: FastMap<u64, BlockClocks>,
     races: IndexMap<(FindingKind, Hazard, u32, u32), Race>,
 }
 
@@ -247,6 +276,9 @@ impl GlobalRaces {
     /// A thread of `block` acts in barrier epoch `epoch`: the barriers
     /// opened since give what their arrivals brought.
     fn catch_up(&mut self, block: u64, epoch: u32) {
+        if epoch == 0 {
+            return;
+        }
         let clocks = self.blocks.entry(block).or_default();
         if epoch > clocks.passed_epoch {
             let arrived = std::mem::take(&mut clocks.arriving);
@@ -255,22 +287,35 @@ impl GlobalRaces {
         }
     }
 
-    /// Whether `earlier` is ordered before an access by `later` (whose
-    /// clocks are `knows`).
-    fn ordered(earlier: &Stamp, later: &Stamp, knows: &VectorClock) -> bool {
-        earlier.thread == later.thread
-            || (earlier.thread.block == later.thread.block && earlier.epoch != later.epoch)
-            || (earlier.thread.block == later.thread.block
-                && earlier.instruction == later.instruction
-                && earlier.thread.thread / WARP_SIZE as u32
-                    == later.thread.thread / WARP_SIZE as u32)
-            || (earlier.thread.block == later.thread.block
-                && earlier.thread.thread / WARP_SIZE as u32
-                    == later.thread.thread / WARP_SIZE as u32
-                && earlier.warp_syncs != later.warp_syncs)
-            || knows.get(Clock::Thread(earlier.thread)) >= earlier.clock.max(1)
-            || (earlier.thread.block != later.thread.block
-                && knows.get(Clock::Block(earlier.thread.block)) > earlier.epoch)
+    /// Whether `earlier` is ordered before the access `later`: the cheap
+    /// rules of one thread, one block and one warp first, the clocks last.
+    fn ordered(&self, earlier: &Stamp, later: &Stamp) -> bool {
+        if earlier.thread == later.thread {
+            return true;
+        }
+        let same_block = earlier.thread.block == later.thread.block;
+        let same_warp = same_block
+            && earlier.thread.thread / WARP_SIZE as u32 == later.thread.thread / WARP_SIZE as u32;
+        if (same_block && earlier.epoch != later.epoch)
+            || (same_warp
+                && (earlier.instruction == later.instruction
+                    || earlier.warp_syncs != later.warp_syncs))
+        {
+            return true;
+        }
+        let knows = |clock: Clock| {
+            let own = self
+                .threads
+                .get(&later.thread)
+                .map_or(0, |state| state.clocks.get(clock));
+            let block = self
+                .blocks
+                .get(&later.thread.block)
+                .map_or(0, |block| block.passed.get(clock));
+            own.max(block)
+        };
+        knows(Clock::Thread(earlier.thread)) >= earlier.clock.max(1)
+            || (!same_block && knows(Clock::Block(earlier.thread.block)) > earlier.epoch)
     }
 
     /// A release by `thread` at `scope`: its clocks, then its clock moves on.
@@ -302,7 +347,10 @@ impl GlobalRaces {
         } else {
             None
         };
-        let clock = self.thread(thread).clock.max(1);
+        let clock = self
+            .threads
+            .get(&thread)
+            .map_or(1, |state| state.clock.max(1));
         let stamp = Stamp {
             thread,
             block_index: accessor.block_index,
@@ -332,10 +380,14 @@ impl GlobalRaces {
         let (reads, writes, ordering, atomic) =
             (access.reads, access.writes, access.ordering, access.atomic);
         let thread = stamp.thread;
-        let shadow = self.words.entry(word).or_default().clone();
+        let shadow = self.words.entry(word).or_default();
+        let (earlier_write, earlier_read, earlier_other_read) =
+            (shadow.write, shadow.read, shadow.other_read);
         // A strong read takes what a release attached (an acquire).
         if reads && ordering.strong.is_some() {
-            if let Some(attached) = shadow.release.clone() {
+            let attached = shadow.release.clone();
+            let strong_write = shadow.strong_write;
+            if let Some(attached) = attached {
                 let scope_ok = includes(attached.scope, attached.block, thread.block)
                     && ordering
                         .strong
@@ -348,7 +400,7 @@ impl GlobalRaces {
                     }
                 }
             }
-            if let Some(writer) = shadow.strong_write {
+            if let Some(writer) = strong_write {
                 if writer.thread != thread {
                     self.thread(thread)
                         .observed
@@ -356,10 +408,9 @@ impl GlobalRaces {
                 }
             }
         }
-        let knows = self.knows(thread);
         let mut found: Vec<(Hazard, Stamp)> = Vec::new();
-        if let Some(write) = shadow.write {
-            if !Self::ordered(&write, &stamp, &knows) {
+        if let Some(write) = earlier_write {
+            if !self.ordered(&write, &stamp) {
                 found.push((
                     if writes {
                         Hazard::WriteAfterWrite
@@ -371,8 +422,8 @@ impl GlobalRaces {
             }
         }
         if writes {
-            for read in [shadow.read, shadow.other_read].into_iter().flatten() {
-                if !Self::ordered(&read, &stamp, &knows) {
+            for read in [earlier_read, earlier_other_read].into_iter().flatten() {
+                if !self.ordered(&read, &stamp) {
                     found.push((Hazard::WriteAfterRead, read));
                 }
             }
@@ -448,16 +499,21 @@ impl GlobalRaces {
     /// barrier opens.
     pub fn arrive_at_barrier(&mut self, thread: GlobalThread, epoch: u32) {
         self.catch_up(thread.block, epoch);
-        self.acquire_pending(thread);
-        let mut knows = self.knows(thread);
+        // Most threads never synchronized across blocks: what they know is
+        // their block's, which stays known after the barrier.
+        let own = self.threads.get_mut(&thread).map(|state| {
+            for release in std::mem::take(&mut state.pending) {
+                state.clocks.join(&release.clocks);
+            }
+            state.clocks.clone()
+        });
+        let block = self.blocks.entry(thread.block).or_default();
         // Past the barrier, everything the block did before it is ordered
         // before what its threads do next.
-        knows.raise(Clock::Block(thread.block), epoch + 1);
-        self.blocks
-            .entry(thread.block)
-            .or_default()
-            .arriving
-            .join(&knows);
+        block.arriving.raise(Clock::Block(thread.block), epoch + 1);
+        if let Some(own) = own {
+            block.arriving.join(&own);
+        }
     }
 
     #[cold]
