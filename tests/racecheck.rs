@@ -261,3 +261,28 @@ fn the_explore_model_shows_what_a_missing_fence_allows() {
         assert!(wrong_seen, "{unfenced}: always right in 12 seeds");
     }
 }
+
+/// On an H100 the `.cta` handoff across blocks hangs: the spinning block's
+/// `.cta` acquire loads are served by its SM's L1 and never see the other
+/// block's store (programs/racecheck/hardware/fence-bugs.cu). In the explore
+/// model the same spin sticks to its L1 for some seeds and is reported as
+/// a livelock; the `.gpu` handoff never is.
+#[test]
+fn a_cta_scope_spin_across_blocks_can_hang_as_on_an_h100() {
+    let mut hung = 0;
+    for seed in 0..8 {
+        let mut explore = config();
+        explore.memory.model = warpsim_driver::MemoryModel::Explore;
+        explore.memory.seed = seed;
+        // A spin is a livelock after this many instructions without progress.
+        explore.barriers.livelock_window = 20_000;
+        let cta = support::run_program_on("racecheck/flagHandoffCtaScope", explore.clone(), 1);
+        if let Some(failure) = &cta.failure {
+            assert!(failure.contains("livelock across blocks"), "{failure}");
+            hung += 1;
+        }
+        let gpu = support::run_program_on("racecheck/messagePassingFenced", explore, 1);
+        assert_eq!(gpu.failure, None, "seed {seed}");
+    }
+    assert!(hung > 0, "the .cta spin never hung in 8 seeds");
+}

@@ -726,10 +726,11 @@ fn overwrite_words(
     address: u64,
     size: u32,
 ) {
+    let end = address.saturating_add(u64::from(size));
     let mut word = address & !3;
-    while word < address + u64::from(size) {
+    while word < end {
         weak.overwrite(env.global, thread, word);
-        word += 4;
+        word = word.saturating_add(4);
     }
 }
 

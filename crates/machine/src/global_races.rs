@@ -363,10 +363,13 @@ impl GlobalRaces {
             atomic: access.atomic,
             value: access.value,
         };
+        // An address at the top of memory (which faults right after) must
+        // not wrap around.
+        let end = access.address.saturating_add(u64::from(access.len));
         let mut word = access.address & !3;
-        while word < access.address + u64::from(access.len) {
+        while word < end {
             self.observe_word(word, stamp, &access, release.clone());
-            word += 4;
+            word = word.saturating_add(4);
         }
     }
 

@@ -73,7 +73,7 @@ type Timestamp = u64;
 
 /// The distance between consecutive appended stores, so that stores can be
 /// placed between them later.
-const TIMESTAMP_GAP: Timestamp = 1 << 32;
+const TIMESTAMP_GAP: Timestamp = 1 << 24;
 
 /// The start delays a block may get, in cycles: from a few instructions to
 /// more than a global store and fence take (hundreds of cycles), so that
@@ -306,7 +306,21 @@ struct Explorer {
     /// and one for the GPU (key `u64::MAX`).
     sc_views: IndexMap<u64, View>,
     barriers: IndexMap<BarrierKey, View>,
+    /// Each block's L1: the store of a word its weak and `.cta` loads
+    /// last read, and how many times in a row.
+    l1: IndexMap<u64, IndexMap<u64, CachedWord>>,
 }
+
+/// A word in a block's L1.
+#[derive(Clone, Copy, Debug)]
+struct CachedWord {
+    timestamp: Timestamp,
+    hits: u32,
+}
+
+/// Loads in a row that find the same store in the L1 before it sticks:
+/// more than any litmus test makes of one word, fewer than a spin loop.
+const L1_SPIN_HITS: u32 = 4;
 
 /// The key of the GPU's `fence.sc` view.
 const GPU_SCOPE: u64 = u64::MAX;
@@ -372,6 +386,7 @@ impl WeakMemory {
                 threads: IndexMap::new(),
                 sc_views: IndexMap::new(),
                 barriers: IndexMap::new(),
+                l1: IndexMap::new(),
             }),
         }
     }
@@ -527,18 +542,61 @@ impl Explorer {
     ) -> Option<u32> {
         self.catch_up(thread);
         let bound = self.bound(thread, word, ordering.strong.is_some());
+        let line = self.l1_line(thread.block, word, ordering);
         let history = self.history(global, word)?;
         let first = history
             .iter()
             .rposition(|message| message.timestamp <= bound)
             .unwrap_or(0);
         let candidates = (history.len() - first) as u32;
-        let pick = self.choices.choose_leaning_last(candidates);
+        let cached = line.and_then(|line| {
+            history[first..]
+                .iter()
+                .position(|message| message.timestamp == line.timestamp)
+                .map(|index| (index as u32, line.hits))
+        });
+        let pick = match cached {
+            Some((index, hits)) if hits >= L1_SPIN_HITS || self.choices.coin() => index,
+            _ => self.choices.choose_leaning_last(candidates),
+        };
         let message = self.histories[&word][first + pick as usize].clone();
+        if ordering.strong.is_none_or(|scope| scope == Scope::Cta) {
+            let entry = self.l1.entry(thread.block).or_default();
+            let hits = match entry.get(&word) {
+                Some(line) if line.timestamp == message.timestamp => line.hits + 1,
+                _ => 0,
+            };
+            entry.insert(
+                word,
+                CachedWord {
+                    timestamp: message.timestamp,
+                    hits,
+                },
+            );
+        }
+        if ordering.acquire && ordering.strong.is_some_and(|scope| scope != Scope::Cta) {
+            self.l1.swap_remove(&thread.block);
+        }
         if let Some(scope) = ordering.strong {
             self.observe(thread, word, &message, scope, ordering.acquire);
         }
         Some(message.value)
+    }
+
+    /// The store a block's L1 holds for `word`, if the load may be served
+    /// from there: weak and `.cta` loads are (as on hardware, where they
+    /// are cached in the SM's L1, which is not coherent with other SMs).
+    /// Half of them are hits; a load that keeps finding the same store
+    /// there (a spin loop, `L1_SPIN_HITS` times) gets it for good, until a
+    /// fence or acquire at GPU scope empties the block's L1: a thread
+    /// spinning on a flag with a `.cta` acquire, or a plain load, never
+    /// sees another block's store, as on an H100
+    /// (`programs/racecheck/hardware/fence-bugs.cu`).
+    fn l1_line(&self, block: u64, word: u64, ordering: AccessOrdering) -> Option<CachedWord> {
+        if ordering.strong.is_some_and(|scope| scope != Scope::Cta) {
+            return None;
+        }
+        self.l1.get(&block)?.get(&word).copied()
     }
 
     /// A strong load by `thread` at `scope` read `message`.
@@ -655,7 +713,10 @@ impl Explorer {
         let Some(history) = self.histories.get_mut(&word) else {
             return;
         };
-        let timestamp = history.last().map_or(0, |last| last.timestamp) + TIMESTAMP_GAP;
+        let timestamp = history
+            .last()
+            .map_or(0, |last| last.timestamp)
+            .saturating_add(TIMESTAMP_GAP);
         history.push(Message {
             timestamp,
             value,
@@ -711,6 +772,10 @@ impl Explorer {
             shared.join(&everything);
             let shared = shared.clone();
             self.views(thread).synced.join(&shared);
+        }
+        // A fence at GPU scope empties the block's L1.
+        if scope != Scope::Cta {
+            self.l1.swap_remove(&thread.block);
         }
         // The release half: later strong stores carry what is known now.
         let views = self.views(thread);
