@@ -16,6 +16,7 @@ use warpsim_ir::{ScalarType, TypeKind};
 use warpsim_machine::arith::{f64_to_bf16, f64_to_f16};
 use warpsim_machine::memory::{buffer_base, BufferWords, MAX_BUFFER_BYTES};
 use warpsim_machine::program::ParamSlot;
+use warpsim_machine::random::SplitMix64;
 
 use crate::error::InputError;
 use crate::launch_file::{
@@ -36,20 +37,6 @@ const MAX_HOST_BUFFER_BYTES: u64 = if MAX_BUFFER_BYTES < 1 << 32 {
 /// How much of a file is read at a time: large enough that the system calls
 /// cost nothing, small enough not to count beside the buffer itself.
 const READ_CHUNK_BYTES: u64 = 1 << 20;
-
-/// SplitMix64 (Steele, Lea and Flood, "Fast splittable pseudorandom number
-/// generators", OOPSLA 2014): tiny, and the same sequence on every host.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-}
 
 /// A buffer of the launch file, checked and ready to be built, any number
 /// of times (one per execution of the launch).

@@ -43,13 +43,14 @@
 //! with an atomic (the compare-and-swap loops of the CUDA Programming
 //! Guide read the word plainly and let the CAS check what they read).
 
-use std::hash::{BuildHasherDefault, Hasher};
-
 use indexmap::IndexMap;
 use warpsim_ir::Scope;
 
+use crate::clocks::{FastMap, MaxMap};
+
 use crate::findings::{add_lanes, Finding, FindingKind, Severity, Site, WarpLanes};
 use crate::memory::{GlobalMemory, GlobalPlace};
+use crate::racecheck::Hazard;
 use crate::warp::WARP_SIZE;
 use crate::weak_memory::{AccessOrdering, GlobalThread};
 
@@ -62,25 +63,7 @@ enum Clock {
 }
 
 /// A vector clock: what a thread has synchronized with.
-#[derive(Clone, Debug, Default)]
-struct VectorClock(FastMap<Clock, u32>);
-
-impl VectorClock {
-    fn get(&self, clock: Clock) -> u32 {
-        self.0.get(&clock).copied().unwrap_or(0)
-    }
-
-    fn raise(&mut self, clock: Clock, value: u32) {
-        let entry = self.0.entry(clock).or_insert(0);
-        *entry = (*entry).max(value);
-    }
-
-    fn join(&mut self, other: &VectorClock) {
-        for (&clock, &value) in &other.0 {
-            self.raise(clock, value);
-        }
-    }
-}
+type VectorClock = MaxMap<Clock, u32>;
 
 /// What a release attached to a word: the clocks and the release's scope.
 #[derive(Clone, Debug)]
@@ -146,32 +129,6 @@ struct WordShadow {
     strong_write: Option<Stamp>,
 }
 
-/// Which order two racing accesses came in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-enum Hazard {
-    ReadAfterWrite,
-    WriteAfterRead,
-    WriteAfterWrite,
-}
-
-impl Hazard {
-    fn verbs(self) -> (&'static str, &'static str) {
-        match self {
-            Hazard::ReadAfterWrite => ("writes", "reads"),
-            Hazard::WriteAfterRead => ("reads", "writes"),
-            Hazard::WriteAfterWrite => ("writes", "writes"),
-        }
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            Hazard::ReadAfterWrite => "read-after-write",
-            Hazard::WriteAfterRead => "write-after-read",
-            Hazard::WriteAfterWrite => "write-after-write",
-        }
-    }
-}
-
 /// The races between two instructions, gathered over threads and blocks.
 #[derive(Debug)]
 struct Race {
@@ -187,33 +144,6 @@ struct Race {
     /// later thread read: (its line, the word it wrote).
     unfenced_flag: Option<(u32, u64)>,
 }
-
-/// Hashes the checker's keys (word addresses, threads, blocks): a
-/// multiply-rotate mix; the keys are not chosen by an adversary.
-#[derive(Default)]
-struct KeyHasher(u64);
-
-impl Hasher for KeyHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &byte in bytes {
-            self.write_u64(u64::from(byte));
-        }
-    }
-
-    fn write_u32(&mut self, value: u32) {
-        self.write_u64(u64::from(value));
-    }
-
-    fn write_u64(&mut self, value: u64) {
-        self.0 = (self.0.rotate_left(29) ^ value).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    }
-}
-
-type FastMap<K, V> = IndexMap<K, V, BuildHasherDefault<KeyHasher>>;
 
 /// The checker of one launch.
 #[derive(Debug, Default)]

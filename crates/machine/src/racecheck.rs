@@ -96,16 +96,16 @@ const FRESH_WORD: WordShadow = WordShadow {
     other_read: NO_ACCESS,
 };
 
-/// Which order the racing accesses came in.
+/// Which order two racing accesses came in (shared and global memory).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-enum Hazard {
+pub(crate) enum Hazard {
     ReadAfterWrite,
     WriteAfterRead,
     WriteAfterWrite,
 }
 
 impl Hazard {
-    fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Hazard::ReadAfterWrite => "read-after-write",
             Hazard::WriteAfterRead => "write-after-read",
@@ -114,7 +114,7 @@ impl Hazard {
     }
 
     /// What the earlier and the later access did.
-    fn verbs(self) -> (&'static str, &'static str) {
+    pub(crate) fn verbs(self) -> (&'static str, &'static str) {
         match self {
             Hazard::ReadAfterWrite => ("writes", "reads"),
             Hazard::WriteAfterRead => ("reads", "writes"),

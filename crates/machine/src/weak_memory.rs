@@ -59,6 +59,7 @@ use indexmap::IndexMap;
 use warpsim_ir::{AtomicOrder, AtomicSemantics, FenceKind, MemoryOrder, Scope};
 
 use crate::memory::GlobalMemory;
+use crate::random::SplitMix64;
 
 /// A thread of the launch: its block (linear index) and its index in the
 /// block.
@@ -90,25 +91,7 @@ const HISTORY_LENGTH: usize = 16;
 
 /// For each word, the earliest timestamp a thread may still read or write
 /// after.
-#[derive(Clone, Debug, Default)]
-struct View(IndexMap<u64, Timestamp>);
-
-impl View {
-    fn get(&self, word: u64) -> Timestamp {
-        self.0.get(&word).copied().unwrap_or(0)
-    }
-
-    fn raise(&mut self, word: u64, timestamp: Timestamp) {
-        let entry = self.0.entry(word).or_insert(0);
-        *entry = (*entry).max(timestamp);
-    }
-
-    fn join(&mut self, other: &View) {
-        for (&word, &timestamp) in &other.0 {
-            self.raise(word, timestamp);
-        }
-    }
-}
+type View = crate::clocks::MaxMap<u64, Timestamp>;
 
 /// What a release made visible with a store: the releasing thread's views,
 /// the release's scope, and the releasing thread's block.
@@ -275,21 +258,6 @@ impl ChoiceSource {
     /// How many choices were made.
     pub fn choices_made(&self) -> usize {
         self.taken.len()
-    }
-}
-
-/// The SplitMix64 generator (Steele, Lea, Flood, OOPSLA 2014): small,
-/// fast, and the same on every host.
-#[derive(Clone, Debug)]
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
     }
 }
 
