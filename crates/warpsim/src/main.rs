@@ -1088,7 +1088,14 @@ fn litmus(args: LitmusArgs) -> anyhow::Result<Outcome> {
             {
                 continue;
             }
-            let allowed = warpsim_litmus::allowed_outcomes(&test, args.model_bound)?;
+            let allowed =
+                warpsim_litmus::allowed_outcomes(&test, args.model_bound).with_context(|| {
+                    format!(
+                        "{} ({}): the PTX model's checker",
+                        test.name,
+                        path.display()
+                    )
+                })?;
             let kernel = litmus::LitmusKernel::new(&test)?;
             let (seen, label) = if args.exhaustive {
                 let seen = litmus::exhaustive(&kernel, &config, args.bound)?;
