@@ -497,16 +497,16 @@ impl GlobalRaces {
             .map(|(_, race)| {
                 let hazard = race.hazard;
                 let (earlier_verb, later_verb) = hazard.verbs();
-                let where_ = place_text(global, race.word);
+                let place = place_text(global, race.word);
                 let who = if race.earlier.thread.block != race.later.thread.block {
                     format!(
-                        "a thread of block ({},{},{}) {earlier_verb} {where_} and a thread of another block {later_verb} it",
+                        "a thread of block ({},{},{}) {earlier_verb} {place} and a thread of another block {later_verb} it",
                         race.earlier.block_index[0],
                         race.earlier.block_index[1],
                         race.earlier.block_index[2],
                     )
                 } else {
-                    format!("one thread {earlier_verb} {where_} and another of its block {later_verb} it")
+                    format!("one thread {earlier_verb} {place} and another of its block {later_verb} it")
                 };
                 let message = match race.kind {
                     FindingKind::ScopeRace => format!(
@@ -559,7 +559,7 @@ impl GlobalRaces {
                         finding.notes.push(format!(
                             "the store to {} is not ordered after the store to {} for a reader in another block; add __threadfence() between them (and after the reader's load of the flag)",
                             place_text(global, flag_word),
-                            where_
+                            place
                         ));
                     }
                     _ if race.across_blocks => finding.notes.push(
