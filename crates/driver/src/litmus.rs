@@ -19,9 +19,7 @@ use warpsim_ir as ir;
 use warpsim_litmus::{LitmusTest, Observable, Outcome};
 use warpsim_machine::memory::buffer_base;
 use warpsim_machine::weak_memory::ChoiceSource;
-use warpsim_machine::{
-    GlobalMemory, Launch, MachineConfig, MemoryModel, Program, RunControl, RunOptions,
-};
+use warpsim_machine::{GlobalMemory, Launch, MachineConfig, Program, RunControl, RunOptions};
 
 /// Bytes between two locations of one instance, and between instances: a
 /// line each, so that no two locations share a cache line.
@@ -78,10 +76,8 @@ impl<'a> LitmusKernel<'a> {
             ir::parse_ptx(&test.name, &text).map_err(|error| refuse(format!("{error:?}")))?;
         ir::verify_module(&module).map_err(|error| refuse(format!("{error:?}")))?;
         let kernel = module
-            .kernels
-            .first()
-            .map(|_| ir::KernelId(0))
-            .ok_or_else(|| refuse("no kernel".to_string()))?;
+            .kernel("litmus")
+            .ok_or_else(|| refuse("no kernel `litmus`".to_string()))?;
         let program =
             Program::lower(&module, kernel).map_err(|error| refuse(format!("{error:?}")))?;
         Ok(LitmusKernel {
@@ -180,14 +176,6 @@ impl<'a> LitmusKernel<'a> {
     }
 }
 
-/// The machine configuration a litmus run uses: `config` in the explore model.
-fn explore_config(config: &MachineConfig, seed: u64) -> MachineConfig {
-    let mut config = config.clone();
-    config.memory.model = MemoryModel::Explore;
-    config.memory.seed = seed;
-    config
-}
-
 /// Runs `launches` launches of [`INSTANCES_PER_LAUNCH`] instances each,
 /// launch `k` with seed `seed + k`; returns how often each outcome came.
 pub fn explore(
@@ -199,9 +187,8 @@ pub fn explore(
     let mut histogram = BTreeMap::new();
     for launch in 0..launches {
         let launch_seed = seed.wrapping_add(u64::from(launch));
-        let config = explore_config(config, launch_seed);
         let (outcomes, _) = kernel.launch(
-            &config,
+            config,
             INSTANCES_PER_LAUNCH,
             ChoiceSource::seeded(launch_seed),
         )?;
@@ -220,7 +207,6 @@ pub fn exhaustive(
     config: &MachineConfig,
     bound: u64,
 ) -> Result<BTreeMap<Outcome, u64>, LitmusRunError> {
-    let config = explore_config(config, 0);
     let mut histogram = BTreeMap::new();
     let mut prefix = Some(Vec::new());
     let mut runs = 0u64;
@@ -232,7 +218,7 @@ pub fn exhaustive(
             });
         }
         runs += 1;
-        let (outcomes, choices) = kernel.launch(&config, 1, ChoiceSource::replaying(next))?;
+        let (outcomes, choices) = kernel.launch(config, 1, ChoiceSource::replaying(next))?;
         for outcome in outcomes {
             *histogram.entry(outcome).or_insert(0) += 1;
         }

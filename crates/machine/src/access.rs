@@ -677,6 +677,59 @@ pub(crate) fn global_thread(
     }
 }
 
+/// An instruction that orders memory for the threads that run it, beside
+/// their accesses: a fence, or an arrival at a block barrier (a CTA-scope
+/// release and acquire).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum OrderingPoint {
+    Fence(warpsim_ir::FenceKind, warpsim_ir::Scope),
+    /// `id`: the value register holding the barrier's number.
+    Barrier {
+        id: u32,
+    },
+}
+
+/// The `active` lanes of `warp` reach `point`: the explore model's weak
+/// memory and the global race checker, when on, order around it.
+pub(crate) fn order_lanes(
+    env: &LaunchEnv,
+    state: &BlockState,
+    warp: &Warp,
+    active: u32,
+    point: OrderingPoint,
+) {
+    let mut global_races = env.global_races();
+    if env.weak_memory.is_none() && global_races.is_none() {
+        return;
+    }
+    let epoch = crate::warp::barrier_openings(&state.barriers);
+    for lane in (0..WARP_SIZE).filter(|lane| active >> lane & 1 != 0) {
+        let thread = global_thread(env, state, warp, lane);
+        match point {
+            OrderingPoint::Fence(kind, scope) => {
+                if let Some(races) = global_races.as_mut() {
+                    races.fence(thread, epoch, scope);
+                }
+                if let Some(weak) = env.weak_memory {
+                    weak.fence(thread, kind, scope);
+                }
+            }
+            OrderingPoint::Barrier { id } => {
+                if let Some(races) = global_races.as_mut() {
+                    races.arrive_at_barrier(thread, epoch);
+                }
+                // An id out of range faults when the barrier runs.
+                let barrier = warp.values[id as usize * WARP_SIZE + lane] as u32;
+                if let (Some(weak), Some(opening)) =
+                    (env.weak_memory, state.barriers.get(barrier as usize))
+                {
+                    weak.arrive_at_barrier(thread, barrier, opening.generation);
+                }
+            }
+        }
+    }
+}
+
 /// Where a global access of `lane` comes from, for the race checker.
 pub(crate) fn global_accessor(
     env: &LaunchEnv,

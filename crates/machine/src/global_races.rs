@@ -190,6 +190,20 @@ impl GlobalRaces {
         self.threads.entry(thread).or_default()
     }
 
+    /// What `thread` knows of `clock`: its own clocks' entry or its
+    /// block's, whichever is later (the entry of [`GlobalRaces::knows`]).
+    fn knows_of(&self, thread: GlobalThread, clock: Clock) -> u32 {
+        let own = self
+            .threads
+            .get(&thread)
+            .map_or(0, |state| state.clocks.get(clock));
+        let block = self
+            .blocks
+            .get(&thread.block)
+            .map_or(0, |block| block.passed.get(clock));
+        own.max(block)
+    }
+
     /// What `thread` knows: its own clocks and its block's.
     fn knows(&self, thread: GlobalThread) -> VectorClock {
         let mut clocks = self
@@ -233,17 +247,7 @@ impl GlobalRaces {
         {
             return true;
         }
-        let knows = |clock: Clock| {
-            let own = self
-                .threads
-                .get(&later.thread)
-                .map_or(0, |state| state.clocks.get(clock));
-            let block = self
-                .blocks
-                .get(&later.thread.block)
-                .map_or(0, |block| block.passed.get(clock));
-            own.max(block)
-        };
+        let knows = |clock: Clock| self.knows_of(later.thread, clock);
         knows(Clock::Thread(earlier.thread)) >= earlier.clock.max(1)
             || (!same_block && knows(Clock::Block(earlier.thread.block)) > earlier.epoch)
     }
@@ -420,10 +424,12 @@ impl GlobalRaces {
         self.thread(thread).fence_release = Some(release);
     }
 
+    /// Completes `thread`'s acquire patterns: what its strong reads read.
     fn acquire_pending(&mut self, thread: GlobalThread) {
-        let state = self.thread(thread);
-        for release in std::mem::take(&mut state.pending) {
-            state.clocks.join(&release.clocks);
+        if let Some(state) = self.threads.get_mut(&thread) {
+            for release in std::mem::take(&mut state.pending) {
+                state.clocks.join(&release.clocks);
+            }
         }
     }
 
@@ -432,14 +438,10 @@ impl GlobalRaces {
     /// barrier opens.
     pub fn arrive_at_barrier(&mut self, thread: GlobalThread, epoch: u32) {
         self.catch_up(thread.block, epoch);
+        self.acquire_pending(thread);
         // Most threads never synchronized across blocks: what they know is
         // their block's, which stays known after the barrier.
-        let own = self.threads.get_mut(&thread).map(|state| {
-            for release in std::mem::take(&mut state.pending) {
-                state.clocks.join(&release.clocks);
-            }
-            state.clocks.clone()
-        });
+        let own = self.threads.get(&thread).map(|state| state.clocks.clone());
         let block = self.blocks.entry(thread.block).or_default();
         // Past the barrier, everything the block did before it is ordered
         // before what its threads do next.

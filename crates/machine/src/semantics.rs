@@ -9,7 +9,7 @@
 
 use warpsim_ir::BoolOp;
 
-use crate::access::{atomic, memory_access, printf, read_string};
+use crate::access::{atomic, memory_access, order_lanes, printf, read_string, OrderingPoint};
 use crate::arith::{self, f32_bits, f32_of, sign_extend, width_mask};
 use crate::block::{barrier, branch, exit_lanes, thread_index, BlockState, LaunchEnv};
 use crate::error::*;
@@ -714,26 +714,7 @@ pub(crate) fn execute<const HARDWARE_FMA: bool>(
             count,
             reduction,
         } => {
-            if let Some(mut races) = env.global_races() {
-                let epoch = crate::warp::barrier_openings(&state.barriers);
-                for lane in (0..WARP_SIZE).filter(|lane| active >> lane & 1 != 0) {
-                    let thread = crate::access::global_thread(env, state, warp, lane);
-                    races.arrive_at_barrier(thread, epoch);
-                }
-            }
-            if let Some(weak) = env.weak_memory {
-                // A CTA-scope release by every arriving thread, taken by
-                // each thread that passes this opening of the barrier.
-                let barrier_id = warp.values
-                    [id as usize * WARP_SIZE + active.trailing_zeros().min(31) as usize]
-                    as u32;
-                if let Some(opening) = state.barriers.get(barrier_id as usize) {
-                    for lane in (0..WARP_SIZE).filter(|lane| active >> lane & 1 != 0) {
-                        let thread = crate::access::global_thread(env, state, warp, lane);
-                        weak.arrive_at_barrier(thread, barrier_id, opening.generation);
-                    }
-                }
-            }
+            order_lanes(env, state, warp, active, OrderingPoint::Barrier { id });
             return barrier(
                 env.program,
                 env.config.barriers.semantics,
@@ -801,22 +782,7 @@ pub(crate) fn execute<const HARDWARE_FMA: bool>(
             map2(values, dst, a, b, active, |x, y| arith::copysign(x, y, ty))
         }
         Kind::Fence { kind, scope } => {
-            if let Some(mut races) = env.global_races() {
-                let epoch = crate::warp::barrier_openings(&state.barriers);
-                for lane in (0..WARP_SIZE).filter(|lane| active >> lane & 1 != 0) {
-                    let thread = crate::access::global_thread(env, state, warp, lane);
-                    races.fence(thread, epoch, scope);
-                }
-            }
-            if let Some(weak) = env.weak_memory {
-                for lane in (0..WARP_SIZE).filter(|lane| active >> lane & 1 != 0) {
-                    weak.fence(
-                        crate::access::global_thread(env, state, warp, lane),
-                        kind,
-                        scope,
-                    );
-                }
-            }
+            order_lanes(env, state, warp, active, OrderingPoint::Fence(kind, scope))
         }
         Kind::BitFieldExtract {
             ty,

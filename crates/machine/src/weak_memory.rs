@@ -254,11 +254,6 @@ impl ChoiceSource {
         prefix.push(self.taken[last].0 + 1);
         Some(prefix)
     }
-
-    /// How many choices were made.
-    pub fn choices_made(&self) -> usize {
-        self.taken.len()
-    }
 }
 
 /// The weak global memory of one launch in explore mode.
