@@ -1923,7 +1923,7 @@ fn ctrl_c_prints_the_report_so_far() {
         let text = std::fs::read_to_string(&stderr_path).unwrap_or_default();
         if text.contains("this launch will take about") {
             assert!(
-                text.starts_with("warpsim: 2000000000 blocks at about "),
+                text.starts_with("warpsim: ") && text.contains(" of 2000000000 blocks in "),
                 "{text}"
             );
             break;

@@ -1,7 +1,8 @@
 //! The shape of the timing model: a dependent chain takes its length times
 //! the latency the machine file gives, each extra wavefront of a bank
 //! conflict costs what the H100 measured, DRAM traffic never exceeds the
-//! configured bandwidth, occupancy decides time exactly where the
+//! configured bandwidth, local stores take the L2's write bandwidth,
+//! occupancy decides time exactly where the
 //! calculator says, stalls are counted under the right reasons, and cycles
 //! do not depend on the host threads.
 
@@ -230,6 +231,65 @@ fn a_copy_moves_no_more_bytes_per_cycle_than_dram_delivers() {
             );
         }
     }
+}
+
+/// Every thread stores a byte to its local array 64 times: each warp store
+/// is one 128-byte line of the interleaved local memory, four sectors.
+const LOCAL_STORES: &str = r#"
+.kernel spill(.param .u64 OUT)
+{
+    .local .align 4 .b8 array[16];
+    .reg .u32 %t, %i, %slot;
+    .reg .u64 %base, %address, %po;
+    .reg .pred %p;
+    mov.u32 %t, %tid.x;
+    mov.u64 %base, array;
+    mov.u32 %i, 0;
+LOOP:
+    and.b32 %slot, %i, 15;
+    cvt.u64.u32 %address, %slot;
+    add.u64 %address, %base, %address;
+    st.local.u8 [%address], %t;
+    add.u32 %i, %i, 1;
+    setp.lt.u32 %p, %i, 64;
+@%p bra LOOP;
+    ld.local.u8 %t, [%base];
+    ld.param.u64 %po, [OUT];
+    st.global.u32 [%po], %t;
+}
+"#;
+
+/// Local stores are written through to the L2, as on the H100
+/// (programs/timing/hardware/h100-local-stores.txt): a kernel of little
+/// but local stores is bound by the L2's write bandwidth, so it cannot
+/// write more bytes a cycle than the machine file gives, and halving that
+/// bandwidth doubles its time.
+#[test]
+fn local_stores_take_the_l2_write_bandwidth() {
+    let blocks = 132 * 8;
+    let run = |bytes_per_cycle: u32| {
+        let mut config = MachineConfig::hopper();
+        config.timing.l2_write_bytes_per_cycle = bytes_per_cycle;
+        let out = kernel(LOCAL_STORES)
+            .grid([blocks, 1, 1])
+            .threads(256)
+            .arg(Arg::zeros(1))
+            .config(config)
+            .run()
+            .ok();
+        timing(&out).cycles
+    };
+    let (fast, slow) = (run(2400), run(1200));
+    let local_bytes = u64::from(blocks) * 8 * 64 * 4 * 32;
+    assert!(
+        local_bytes as f64 / fast as f64 <= 2400.0,
+        "{local_bytes} bytes in {fast} cycles"
+    );
+    assert!(
+        local_bytes as f64 / slow as f64 > 0.9 * 1200.0,
+        "{local_bytes} bytes in {slow} cycles: not bound by the L2"
+    );
+    assert!(slow > 2 * fast - fast / 10, "{slow} vs {fast}");
 }
 
 /// Blocks of 256 threads that each run a long dependent chain: latency

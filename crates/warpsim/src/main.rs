@@ -578,22 +578,29 @@ impl Watch {
         let display = std::thread::spawn(move || {
             let start = std::time::Instant::now();
             let mut estimated = false;
+            let mut first_retired: Option<std::time::Duration> = None;
             let mut drawn = false;
             while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
                 finished.recv_timeout(PROGRESS_INTERVAL)
             {
                 let run = watched.blocks_done.load(Ordering::Relaxed);
                 let elapsed = start.elapsed();
-                if !estimated && run >= 1 && blocks > 1 {
+                // Blocks run side by side, a wave of them retiring at about
+                // the same time, so the first retirement says how long a
+                // wave takes, not a block: the rate is read once as much
+                // time again has passed, over a wave or more.
+                if blocks > 1 && run >= 1 && first_retired.is_none() {
+                    first_retired = Some(elapsed);
+                }
+                if !estimated && first_retired.is_some_and(|first| elapsed >= 2 * first) {
                     estimated = true;
-                    let per_block = elapsed.as_secs_f64() / run as f64;
-                    let total = per_block * blocks as f64 / threads as f64;
+                    let total = elapsed.as_secs_f64() * blocks as f64 / run as f64;
                     if total > LONG_LAUNCH.as_secs_f64() {
                         let _ = writeln!(
                             std::io::stderr(),
-                            "{}warpsim: {blocks} blocks at about {} each on {threads} host thread{}: this launch will take about {} (Ctrl-C stops it and prints the report so far)",
+                            "{}warpsim: {run} of {blocks} blocks in {} on {threads} host thread{}: this launch will take about {} (Ctrl-C stops it and prints the report so far)",
                             if drawn { "\r\x1b[K" } else { "" },
-                            duration_text(per_block),
+                            duration_text(elapsed.as_secs_f64()),
                             if threads == 1 { "" } else { "s" },
                             duration_text(total)
                         );
