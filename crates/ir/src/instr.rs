@@ -591,6 +591,72 @@ impl Default for AtomicOrder {
     }
 }
 
+// ---------------------------------------------------------------------------
+// Issue 11, the remaining scalar instructions: the vocabulary of their operations.
+
+/// The shape of an integer dot product (PTX ISA 9.7.1.23 `dp4a`, 9.7.1.24 `dp2a`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DotProductShape {
+    /// `dp4a`: the four bytes of `a` times the four bytes of `b`.
+    FourBytes,
+    /// `dp2a.lo`: the two halfwords of `a` times bytes 0 and 1 of `b`.
+    TwoHalvesLow,
+    /// `dp2a.hi`: the two halfwords of `a` times bytes 2 and 3 of `b`.
+    TwoHalvesHigh,
+}
+
+/// The operation of an extended-precision instruction (PTX ISA 9.7.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CarryOp {
+    /// `add.cc`, `addc`: `a + b (+ CC.CF)`.
+    Add,
+    /// `sub.cc`, `subc`: `a - (b + borrow)`; the flag holds the carry of
+    /// `a + !b + 1`, so it is set when nothing was borrowed.
+    Sub,
+    /// `mad.lo.cc`, `madc.lo`: the low half of `a * b`, plus `c (+ CC.CF)`.
+    MulAddLow,
+    /// `mad.hi.cc`, `madc.hi`: the high half of `a * b`, plus `c (+ CC.CF)`.
+    MulAddHigh,
+}
+
+/// Rounding of `cvt` to `.tf32` (PTX ISA 9.7.9.21): to nearest with ties
+/// away from zero (`.rna`), to nearest even (`.rn`), toward zero (`.rz`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Tf32Rounding {
+    NearestAway,
+    NearestEven,
+    Zero,
+}
+
+impl Tf32Rounding {
+    pub fn name(self) -> &'static str {
+        match self {
+            Tf32Rounding::NearestAway => "rna",
+            Tf32Rounding::NearestEven => "rn",
+            Tf32Rounding::Zero => "rz",
+        }
+    }
+}
+
+/// An 8-bit float format of `cvt` (PTX ISA 5.2.5.1, "Alternate Floating
+/// Point Data Formats"): `.e4m3` (4 exponent bits, 3 mantissa bits, no
+/// infinity, NaN `S.1111.111`) and `.e5m2` (IEEE-like, 5 and 2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Fp8Format {
+    E4m3,
+    E5m2,
+}
+
+impl Fp8Format {
+    /// The name of a pair of them, as `cvt` spells it (`e4m3x2`).
+    pub fn pair_name(self) -> &'static str {
+        match self {
+            Fp8Format::E4m3 => "e4m3x2",
+            Fp8Format::E5m2 => "e5m2x2",
+        }
+    }
+}
+
 /// The operation of an instruction, with its operands.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Op {
@@ -894,6 +960,96 @@ pub enum Op {
         dst: RegId,
         src: Operand,
     },
+    // -----------------------------------------------------------------------
+    // Issue 11, the remaining scalar instructions.
+    /// `dp4a.atype.btype d, a, b, c` and `dp2a.lo/.hi.atype.btype d, a, b,
+    /// c` (PTX ISA 9.7.1.23/24): `c` plus the products of the bytes (or
+    /// halfwords of `a`) of `a` and `b`, each sign-extended when its type is
+    /// `.s32`, in 32 bits; `d` and `c` are `.s32` when either type is.
+    DotProduct {
+        shape: DotProductShape,
+        a_signed: bool,
+        b_signed: bool,
+        dst: RegId,
+        a: Operand,
+        b: Operand,
+        c: Operand,
+    },
+    /// Extended-precision arithmetic (PTX ISA 9.7.2): `add.cc`, `addc{.cc}`,
+    /// `sub.cc`, `subc{.cc}`, `mad.lo/.hi.cc`, `madc.lo/.hi{.cc}` of
+    /// `.u32 .s32 .u64 .s64`. `carry_in` adds the thread's carry flag
+    /// (CC.CF, state that lives from one instruction to the next, across
+    /// branches), `carry_out` sets it; `c` is the addend of the `mad` forms.
+    CarryArith {
+        op: CarryOp,
+        carry_in: bool,
+        carry_out: bool,
+        ty: ScalarType,
+        dst: RegId,
+        a: Operand,
+        b: Operand,
+        c: Option<Operand>,
+    },
+    /// `mad24.lo/.hi{.sat}.ty d, a, b, c` (`.u32`/`.s32`; `.sat` only for
+    /// `.hi.s32`): the 48-bit product of [`Op::Mul24`], bits 0-31 or 16-47,
+    /// plus `c`, with `.sat` clamped to the `.s32` range.
+    MulAdd24 {
+        hi: bool,
+        saturate: bool,
+        ty: ScalarType,
+        dst: RegId,
+        a: Operand,
+        b: Operand,
+        c: Operand,
+    },
+    /// `redux.sync.min/.max{.abs}{.NaN}.f32 d, a, mask` (PTX ISA 9.7.13.11,
+    /// redux.sync; it needs `sm_100a` or `sm_101a`, PTX 8.6): the minimum or
+    /// maximum of `a` over the lanes of the mask, of the absolute values
+    /// with `.abs`; a NaN operand is ignored unless `.NaN` is given, then
+    /// the result is the canonical NaN; -0.0 is below +0.0.
+    ReduxFloat {
+        max: bool,
+        abs: bool,
+        nan: bool,
+        dst: RegId,
+        a: Operand,
+        mask: Operand,
+    },
+    /// `cvt.rounding{.satfinite}{.relu}.tf32.f32 d, a` (PTX ISA 9.7.9.21):
+    /// `a` rounded to 10 mantissa bits, in the upper 19 bits of a `.b32`.
+    CvtTf32 {
+        rounding: Tf32Rounding,
+        satfinite: bool,
+        relu: bool,
+        dst: RegId,
+        src: Operand,
+    },
+    /// `cvt.rn.satfinite{.relu}.fmt.f32 d, a, b` (`b` is `Some`; `a` into
+    /// the upper byte of the `.b16` `d`) or `cvt.rn.satfinite{.relu}.fmt.f16x2
+    /// d, a` (`b` is `None`; the upper half of `a` into the upper byte).
+    CvtToFp8 {
+        format: Fp8Format,
+        relu: bool,
+        dst: RegId,
+        a: Operand,
+        b: Option<Operand>,
+    },
+    /// `cvt.rn/.rz.relu.bf16.f32 d, a` (PTX ISA 9.7.9.21): `a` rounded to
+    /// bfloat16 (`toward_zero` for `.rz`), a negative result (-0.0
+    /// included) +0.0 and a NaN the canonical NaN.
+    CvtBf16Relu {
+        toward_zero: bool,
+        dst: RegId,
+        src: Operand,
+    },
+    /// `cvt.rn{.relu}.f16x2.fmt d, a`: the two 8-bit floats of the `.b16`
+    /// `a` to the two halves of `d`, exactly.
+    CvtFromFp8 {
+        format: Fp8Format,
+        relu: bool,
+        dst: RegId,
+        src: Operand,
+    },
 }
 
 impl Op {
@@ -949,6 +1105,15 @@ impl Op {
             | Op::Pack { dst, .. }
             | Op::FunnelShift { dst, .. }
             | Op::Lop3 { dst, .. } => vec![*dst],
+            // Issue 11, scalar: the carry flag is not a register of the IR.
+            Op::DotProduct { dst, .. }
+            | Op::CarryArith { dst, .. }
+            | Op::MulAdd24 { dst, .. }
+            | Op::ReduxFloat { dst, .. }
+            | Op::CvtTf32 { dst, .. }
+            | Op::CvtToFp8 { dst, .. }
+            | Op::CvtFromFp8 { dst, .. }
+            | Op::CvtBf16Relu { dst, .. } => vec![*dst],
             Op::Load { dst, .. } => dst.clone(),
             Op::Setp { dst, dst_not, .. } => std::iter::once(*dst)
                 .chain(dst_not.iter().copied())

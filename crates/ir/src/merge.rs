@@ -1091,6 +1091,32 @@ pub fn read_registers(instr: &Instr) -> Vec<RegId> {
         }
         Op::NanoSleep { duration } => operand(duration),
         Op::ActiveMask { .. } | Op::Fence { .. } | Op::Branch { .. } | Op::Trap | Op::Exit => {}
+        // Issue 11, the remaining scalar instructions.
+        Op::DotProduct { a, b, c, .. } | Op::MulAdd24 { a, b, c, .. } => {
+            operand(a);
+            operand(b);
+            operand(c);
+        }
+        Op::CarryArith { a, b, c, .. } => {
+            operand(a);
+            operand(b);
+            if let Some(c) = c {
+                operand(c);
+            }
+        }
+        Op::ReduxFloat { a, mask, .. } => {
+            operand(a);
+            operand(mask);
+        }
+        Op::CvtTf32 { src, .. } | Op::CvtFromFp8 { src, .. } | Op::CvtBf16Relu { src, .. } => {
+            operand(src)
+        }
+        Op::CvtToFp8 { a, b, .. } => {
+            operand(a);
+            if let Some(b) = b {
+                operand(b);
+            }
+        }
     }
     regs.extend(address);
     regs

@@ -13,6 +13,7 @@ use crate::lexer::{tokenize, Token, TokenKind};
 use crate::types::{ScalarType, Scope, SpecialReg, StateSpace, TypeKind};
 
 mod calls;
+mod scalar;
 
 use calls::Function;
 
@@ -1178,6 +1179,10 @@ impl<'a> Parser<'a> {
         mods: &mut Modifiers,
         opcode: &Token,
     ) -> Result<Op> {
+        // Issue 11: the remaining scalar instructions (`parser/scalar.rs`).
+        if let Some(op) = self.parse_scalar_extension(scope, mnemonic, mods, opcode)? {
+            return Ok(op);
+        }
         let binary = |op| Some(op);
         let binary_op = match mnemonic {
             "add" => binary(BinaryOp::Add),
@@ -2441,6 +2446,14 @@ struct Modifiers {
 impl Modifiers {
     fn take(&mut self, name: &str) -> bool {
         self.take_map(|m| (m == name).then_some(())).is_some()
+    }
+
+    /// Whether `name` is among the modifiers not taken yet (taking nothing).
+    fn has(&self, name: &str) -> bool {
+        self.list
+            .iter()
+            .zip(&self.used)
+            .any(|(m, &used)| !used && m == name)
     }
 
     fn was_taken(&self, name: &str) -> bool {

@@ -674,6 +674,162 @@ fn write_instruction(out: &mut String, kernel: &Kernel, instr: &Instr) -> fmt::R
         Op::Trap => write!(out, "trap"),
         Op::NanoSleep { duration } => write!(out, "nanosleep.u32 {}", operand(duration)),
         Op::Exit => write!(out, "exit"),
+        // Issue 11, the remaining scalar instructions.
+        Op::DotProduct {
+            shape,
+            a_signed,
+            b_signed,
+            dst,
+            a,
+            b,
+            c,
+        } => {
+            let opcode = match shape {
+                DotProductShape::FourBytes => "dp4a",
+                DotProductShape::TwoHalvesLow => "dp2a.lo",
+                DotProductShape::TwoHalvesHigh => "dp2a.hi",
+            };
+            let sign = |signed: bool| if signed { "s32" } else { "u32" };
+            write!(
+                out,
+                "{opcode}.{}.{} {}, {}, {}, {}",
+                sign(*a_signed),
+                sign(*b_signed),
+                reg(*dst),
+                operand(a),
+                operand(b),
+                operand(c)
+            )
+        }
+        Op::CarryArith {
+            op,
+            carry_in,
+            carry_out,
+            ty,
+            dst,
+            a,
+            b,
+            c,
+        } => {
+            let base = match op {
+                CarryOp::Add => "add",
+                CarryOp::Sub => "sub",
+                CarryOp::MulAddLow | CarryOp::MulAddHigh => "mad",
+            };
+            let carry = if *carry_in { "c" } else { "" };
+            let half = match op {
+                CarryOp::MulAddLow => ".lo",
+                CarryOp::MulAddHigh => ".hi",
+                CarryOp::Add | CarryOp::Sub => "",
+            };
+            let cc = if *carry_out { ".cc" } else { "" };
+            write!(
+                out,
+                "{base}{carry}{half}{cc}.{ty} {}, {}, {}",
+                reg(*dst),
+                operand(a),
+                operand(b)
+            )?;
+            if let Some(c) = c {
+                write!(out, ", {}", operand(c))?;
+            }
+            Ok(())
+        }
+        Op::MulAdd24 {
+            hi,
+            saturate,
+            ty,
+            dst,
+            a,
+            b,
+            c,
+        } => write!(
+            out,
+            "mad24.{}{}.{ty} {}, {}, {}, {}",
+            if *hi { "hi" } else { "lo" },
+            if *saturate { ".sat" } else { "" },
+            reg(*dst),
+            operand(a),
+            operand(b),
+            operand(c)
+        ),
+        Op::ReduxFloat {
+            max,
+            abs,
+            nan,
+            dst,
+            a,
+            mask,
+        } => write!(
+            out,
+            "redux.sync.{}{}{}.f32 {}, {}, {}",
+            if *max { "max" } else { "min" },
+            if *abs { ".abs" } else { "" },
+            if *nan { ".NaN" } else { "" },
+            reg(*dst),
+            operand(a),
+            operand(mask)
+        ),
+        Op::CvtTf32 {
+            rounding,
+            satfinite,
+            relu,
+            dst,
+            src,
+        } => write!(
+            out,
+            "cvt.{}{}{}.tf32.f32 {}, {}",
+            rounding.name(),
+            if *satfinite { ".satfinite" } else { "" },
+            if *relu { ".relu" } else { "" },
+            reg(*dst),
+            operand(src)
+        ),
+        Op::CvtToFp8 {
+            format,
+            relu,
+            dst,
+            a,
+            b,
+        } => {
+            let relu = if *relu { ".relu" } else { "" };
+            let source = if b.is_some() { "f32" } else { "f16x2" };
+            write!(
+                out,
+                "cvt.rn.satfinite{relu}.{}.{source} {}, {}",
+                format.pair_name(),
+                reg(*dst),
+                operand(a)
+            )?;
+            if let Some(b) = b {
+                write!(out, ", {}", operand(b))?;
+            }
+            Ok(())
+        }
+        Op::CvtBf16Relu {
+            toward_zero,
+            dst,
+            src,
+        } => write!(
+            out,
+            "cvt.{}.relu.bf16.f32 {}, {}",
+            if *toward_zero { "rz" } else { "rn" },
+            reg(*dst),
+            operand(src)
+        ),
+        Op::CvtFromFp8 {
+            format,
+            relu,
+            dst,
+            src,
+        } => write!(
+            out,
+            "cvt.rn{}.f16x2.{} {}, {}",
+            if *relu { ".relu" } else { "" },
+            format.pair_name(),
+            reg(*dst),
+            operand(src)
+        ),
     }
 }
 

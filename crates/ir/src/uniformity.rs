@@ -692,6 +692,25 @@ impl<'a> Analysis<'a> {
             )),
             Op::Match { .. } => Some(Cause::Intrinsic("the result of match.sync")),
             Op::ActiveMask { .. } => Some(Cause::Intrinsic("activemask")),
+            // Issue 11, the remaining scalar instructions.
+            Op::DotProduct { a, b, c, .. } | Op::MulAdd24 { a, b, c, .. } => first(&[*a, *b, *c]),
+            // The carry flag is per-thread state this analysis does not
+            // follow from the instruction that set it, so a result that adds
+            // it may differ between threads: conservative, it can only add
+            // findings.
+            Op::CarryArith { carry_in: true, .. } => Some(Cause::Intrinsic(
+                "a carry flag (CC.CF) set by an earlier instruction",
+            )),
+            Op::CarryArith { a, b, c, .. } => {
+                first(&[*a, *b]).or_else(|| c.and_then(|c| first(&[c])))
+            }
+            Op::ReduxFloat { .. } => Some(Cause::Intrinsic(
+                "the result of redux.sync (it differs between warps)",
+            )),
+            Op::CvtTf32 { src, .. } | Op::CvtFromFp8 { src, .. } | Op::CvtBf16Relu { src, .. } => {
+                first(&[*src])
+            }
+            Op::CvtToFp8 { a, b, .. } => first(&[*a]).or_else(|| b.and_then(|b| first(&[b]))),
             // An operation this analysis does not know yet: its results are
             // taken to be divergent, which can only add findings.
             _ => Some(Cause::Intrinsic("the result of an unmodelled instruction")),

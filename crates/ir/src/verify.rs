@@ -589,6 +589,117 @@ impl Checker<'_> {
             }
             Op::WarpSync { mask } => self.expect_operand(mask, ScalarType::B32, "mask"),
             Op::Fence { .. } | Op::Exit => {}
+            // Issue 11, the remaining scalar instructions: the parser
+            // checked their types; the registers must hold them.
+            Op::DotProduct {
+                a_signed,
+                b_signed,
+                dst,
+                a,
+                b,
+                c,
+                ..
+            } => {
+                let sign = |signed: bool| {
+                    if signed {
+                        ScalarType::S32
+                    } else {
+                        ScalarType::U32
+                    }
+                };
+                let result = sign(*a_signed || *b_signed);
+                self.expect_register(*dst, result, "destination");
+                self.expect_operand(a, sign(*a_signed), "first operand");
+                self.expect_operand(b, sign(*b_signed), "second operand");
+                self.expect_operand(c, result, "third operand");
+            }
+            Op::CarryArith {
+                op,
+                ty,
+                dst,
+                a,
+                b,
+                c,
+                ..
+            } => {
+                if !matches!(
+                    ty,
+                    ScalarType::U32 | ScalarType::S32 | ScalarType::U64 | ScalarType::S64
+                ) {
+                    self.problem(format!(
+                        "extended-precision arithmetic takes `.u32`, `.s32`, `.u64` or `.s64`, not `.{ty}`"
+                    ));
+                }
+                let is_mad = matches!(op, CarryOp::MulAddLow | CarryOp::MulAddHigh);
+                if is_mad != c.is_some() {
+                    self.problem(
+                        "`mad.cc` and `madc` take three operands, `add.cc`, `addc`, `sub.cc` and `subc` two"
+                            .to_string(),
+                    );
+                }
+                self.expect_register(*dst, *ty, "destination");
+                self.expect_operand(a, *ty, "first operand");
+                self.expect_operand(b, *ty, "second operand");
+                if let Some(c) = c {
+                    self.expect_operand(c, *ty, "third operand");
+                }
+            }
+            Op::MulAdd24 {
+                hi,
+                saturate,
+                ty,
+                dst,
+                a,
+                b,
+                c,
+            } => {
+                if !matches!(ty, ScalarType::U32 | ScalarType::S32) {
+                    self.problem(format!("`mad24` takes `.u32` or `.s32`, not `.{ty}`"));
+                }
+                if *saturate && !(*hi && *ty == ScalarType::S32) {
+                    self.problem("`mad24` has `.sat` only in `.hi.s32`".to_string());
+                }
+                self.expect_register(*dst, *ty, "destination");
+                self.expect_operand(a, *ty, "first operand");
+                self.expect_operand(b, *ty, "second operand");
+                self.expect_operand(c, *ty, "third operand");
+            }
+            Op::ReduxFloat { dst, a, mask, .. } => {
+                self.expect_register(*dst, ScalarType::F32, "destination");
+                self.expect_operand(a, ScalarType::F32, "operand");
+                self.expect_operand(mask, ScalarType::B32, "mask");
+            }
+            Op::CvtTf32 {
+                rounding,
+                relu,
+                dst,
+                src,
+                ..
+            } => {
+                if *relu && *rounding == Tf32Rounding::NearestAway {
+                    self.problem("`cvt.rna` to `.tf32` has no `.relu` form".to_string());
+                }
+                self.expect_register(*dst, ScalarType::B32, "destination");
+                self.expect_operand(src, ScalarType::F32, "source");
+            }
+            Op::CvtToFp8 { dst, a, b, .. } => {
+                self.expect_register(*dst, ScalarType::B16, "destination");
+                match b {
+                    Some(b) => {
+                        self.expect_operand(a, ScalarType::F32, "first source");
+                        self.expect_operand(b, ScalarType::F32, "second source");
+                    }
+                    None => self.expect_operand(a, ScalarType::F16x2, "source"),
+                }
+            }
+            Op::CvtBf16Relu { dst, src, .. } => {
+                self.expect_register(*dst, ScalarType::Bf16, "destination");
+                self.expect_operand(src, ScalarType::F32, "source");
+            }
+            Op::CvtFromFp8 { dst, src, .. } => {
+                self.expect_register(*dst, ScalarType::F16x2, "destination");
+                self.expect_operand(src, ScalarType::B16, "source");
+            }
             Op::Shuffle {
                 dst,
                 dst_pred,

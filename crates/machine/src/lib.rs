@@ -36,6 +36,7 @@ pub mod printf;
 pub mod program;
 mod racecheck;
 pub mod random;
+mod scalar_ops;
 mod semantics;
 pub mod stats;
 mod store_buffer;

@@ -781,6 +781,87 @@ pub enum Kind {
         dst: ValueReg,
         src: ValueReg,
     },
+    // -----------------------------------------------------------------------
+    // Issue 11, the remaining scalar instructions.
+    /// `dp4a`, `dp2a.lo/.hi`: `c` plus the products, in 32 bits.
+    DotProduct {
+        shape: ir::DotProductShape,
+        a_signed: bool,
+        b_signed: bool,
+        dst: ValueReg,
+        a: ValueReg,
+        b: ValueReg,
+        c: ValueReg,
+    },
+    /// `add.cc`, `addc`, `sub.cc`, `subc`, `mad.cc`, `madc` of 32 or 64
+    /// (`wide`) bits. `carry` is the hidden register that holds each
+    /// thread's carry flag (0 or 1; 0 when a thread starts), read when
+    /// `carry_in`, written when `carry_out`, so that the scoreboard orders
+    /// the instructions of a chain. `c` is read by the `mad` forms only
+    /// (lowering fills it with `a` for the others).
+    CarryArith {
+        op: ir::CarryOp,
+        carry_in: bool,
+        carry_out: bool,
+        wide: bool,
+        signed: bool,
+        dst: ValueReg,
+        a: ValueReg,
+        b: ValueReg,
+        c: ValueReg,
+        carry: ValueReg,
+    },
+    /// `mad24.lo/.hi{.sat}`.
+    MulAdd24 {
+        hi: bool,
+        signed: bool,
+        saturate: bool,
+        dst: ValueReg,
+        a: ValueReg,
+        b: ValueReg,
+        c: ValueReg,
+    },
+    /// `redux.sync.min/.max{.abs}{.NaN}.f32`.
+    ReduxFloat {
+        max: bool,
+        abs: bool,
+        nan: bool,
+        dst: ValueReg,
+        a: ValueReg,
+        mask: ValueReg,
+    },
+    /// `cvt` to `.tf32`.
+    CvtTf32 {
+        rounding: ir::Tf32Rounding,
+        satfinite: bool,
+        relu: bool,
+        dst: ValueReg,
+        src: ValueReg,
+    },
+    /// `cvt.rn.satfinite{.relu}` to `.e4m3x2`/`.e5m2x2`: from two `.f32`
+    /// (`from_f32`: `a` to the upper byte, `b` to the lower) or from the
+    /// `.f16x2` `a` (`b` is `a` then, and not read).
+    CvtToFp8 {
+        format: ir::Fp8Format,
+        relu: bool,
+        from_f32: bool,
+        dst: ValueReg,
+        a: ValueReg,
+        b: ValueReg,
+    },
+    /// `cvt.rn/.rz.relu.bf16.f32`.
+    CvtBf16Relu {
+        toward_zero: bool,
+        dst: ValueReg,
+        src: ValueReg,
+    },
+    /// `cvt.rn{.relu}.f16x2` from `.e4m3x2`/`.e5m2x2`.
+    CvtFromFp8 {
+        format: ir::Fp8Format,
+        relu: bool,
+        dst: ValueReg,
+        src: ValueReg,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -816,6 +897,9 @@ struct Lowerer<'a> {
     global_variables: Vec<GlobalVariable>,
     global_variable_of: std::collections::HashMap<ir::SymbolId, u32>,
     loc: SourceLoc,
+    /// The hidden register of the threads' carry flag (CC.CF), made for
+    /// the first extended-precision instruction (issue 11).
+    carry_flag: Option<ValueReg>,
 }
 
 impl Program {
@@ -833,6 +917,7 @@ impl Program {
             global_variables: Vec::new(),
             global_variable_of: std::collections::HashMap::new(),
             loc: kernel.loc,
+            carry_flag: None,
         };
         let mut pred_regs = 0;
         for reg in &kernel.regs {
@@ -1125,6 +1210,17 @@ impl Lowerer<'_> {
             }
         };
         SymbolAddress::Register(self.hidden_register(WarpInit::GlobalVariable(index)))
+    }
+
+    /// The hidden register of the carry flag: a value register no
+    /// instruction of the IR names, zero when a warp starts (PTX leaves the
+    /// flag's first value undefined).
+    fn carry_flag_register(&mut self) -> ValueReg {
+        *self.carry_flag.get_or_insert_with(|| {
+            let reg = self.value_regs;
+            self.value_regs += 1;
+            reg
+        })
     }
 
     fn hidden_register(&mut self, init: WarpInit) -> ValueReg {
@@ -2086,6 +2182,130 @@ impl Lowerer<'_> {
                     mask: self.value(mask)?,
                 }
             }
+            // Issue 11, the remaining scalar instructions.
+            Op::DotProduct {
+                shape,
+                a_signed,
+                b_signed,
+                dst,
+                a,
+                b,
+                c,
+            } => Kind::DotProduct {
+                shape: *shape,
+                a_signed: *a_signed,
+                b_signed: *b_signed,
+                dst: self.dst(*dst),
+                a: self.value(a)?,
+                b: self.value(b)?,
+                c: self.value(c)?,
+            },
+            Op::CarryArith {
+                op,
+                carry_in,
+                carry_out,
+                ty,
+                dst,
+                a,
+                b,
+                c,
+            } => {
+                let a = self.value(a)?;
+                Kind::CarryArith {
+                    op: *op,
+                    carry_in: *carry_in,
+                    carry_out: *carry_out,
+                    wide: ty.bits() == 64,
+                    signed: ty.is_signed(),
+                    dst: self.dst(*dst),
+                    a,
+                    b: self.value(b)?,
+                    c: self.optional_value(c)?.unwrap_or(a),
+                    carry: self.carry_flag_register(),
+                }
+            }
+            Op::MulAdd24 {
+                hi,
+                saturate,
+                ty,
+                dst,
+                a,
+                b,
+                c,
+            } => Kind::MulAdd24 {
+                hi: *hi,
+                signed: ty.is_signed(),
+                saturate: *saturate,
+                dst: self.dst(*dst),
+                a: self.value(a)?,
+                b: self.value(b)?,
+                c: self.value(c)?,
+            },
+            Op::ReduxFloat {
+                max,
+                abs,
+                nan,
+                dst,
+                a,
+                mask,
+            } => Kind::ReduxFloat {
+                max: *max,
+                abs: *abs,
+                nan: *nan,
+                dst: self.dst(*dst),
+                a: self.value(a)?,
+                mask: self.value(mask)?,
+            },
+            Op::CvtTf32 {
+                rounding,
+                satfinite,
+                relu,
+                dst,
+                src,
+            } => Kind::CvtTf32 {
+                rounding: *rounding,
+                satfinite: *satfinite,
+                relu: *relu,
+                dst: self.dst(*dst),
+                src: self.value(src)?,
+            },
+            Op::CvtToFp8 {
+                format,
+                relu,
+                dst,
+                a,
+                b,
+            } => {
+                let a = self.value(a)?;
+                Kind::CvtToFp8 {
+                    format: *format,
+                    relu: *relu,
+                    from_f32: b.is_some(),
+                    dst: self.dst(*dst),
+                    a,
+                    b: self.optional_value(b)?.unwrap_or(a),
+                }
+            }
+            Op::CvtBf16Relu {
+                toward_zero,
+                dst,
+                src,
+            } => Kind::CvtBf16Relu {
+                toward_zero: *toward_zero,
+                dst: self.dst(*dst),
+                src: self.value(src)?,
+            },
+            Op::CvtFromFp8 {
+                format,
+                relu,
+                dst,
+                src,
+            } => Kind::CvtFromFp8 {
+                format: *format,
+                relu: *relu,
+                dst: self.dst(*dst),
+                src: self.value(src)?,
+            },
             Op::Mul24 { hi, ty, dst, a, b } => Kind::Mul24 {
                 hi: *hi,
                 signed: ty.is_signed(),

@@ -14,6 +14,7 @@ use crate::arith::{self, f32_bits, f32_of, sign_extend, width_mask};
 use crate::block::{barrier, branch, exit_lanes, thread_index, BlockState, LaunchEnv};
 use crate::error::*;
 use crate::program::*;
+use crate::scalar_ops;
 use crate::warp::{Warp, WARP_SIZE};
 use crate::warp_sync;
 
@@ -732,6 +733,7 @@ pub(crate) fn execute<const HARDWARE_FMA: bool>(
         | Kind::Shuffle { mask, .. }
         | Kind::Vote { mask, .. }
         | Kind::Redux { mask, .. }
+        | Kind::ReduxFloat { mask, .. }
         | Kind::Match { mask, .. } => {
             if active == 0 {
                 // Every lane's guard is false: nobody arrives, the path moves on.
@@ -761,6 +763,106 @@ pub(crate) fn execute<const HARDWARE_FMA: bool>(
             );
             return Ok(());
         }
+        // Issue 11, the remaining scalar instructions.
+        Kind::DotProduct {
+            shape,
+            a_signed,
+            b_signed,
+            dst,
+            a,
+            b,
+            c,
+        } => map3(values, dst, a, b, c, active, |x, y, z| {
+            scalar_ops::dot_product(shape, a_signed, b_signed, x, y, z)
+        }),
+        Kind::MulAdd24 {
+            hi,
+            signed,
+            saturate,
+            dst,
+            a,
+            b,
+            c,
+        } => map3(values, dst, a, b, c, active, |x, y, z| {
+            scalar_ops::mad24(x, y, z, hi, signed, saturate)
+        }),
+        Kind::CarryArith {
+            op,
+            carry_in,
+            carry_out,
+            wide,
+            signed,
+            dst,
+            a,
+            b,
+            c,
+            carry,
+        } => {
+            // Two destinations, the result and the flag: a lane loop of its
+            // own, reading every source before writing.
+            let (a, b, c) = (lanes(values, a), lanes(values, b), lanes(values, c));
+            let flags = lanes(values, carry);
+            for lane in 0..WARP_SIZE {
+                if active >> lane & 1 == 0 {
+                    continue;
+                }
+                let (result, carry_out_bit) = scalar_ops::carry_arith(
+                    op,
+                    carry_in.then_some(flags[lane]),
+                    wide,
+                    signed,
+                    a[lane],
+                    b[lane],
+                    c[lane],
+                );
+                values[dst as usize * WARP_SIZE + lane] = result;
+                if carry_out {
+                    values[carry as usize * WARP_SIZE + lane] = carry_out_bit;
+                }
+            }
+        }
+        Kind::CvtTf32 {
+            rounding,
+            satfinite,
+            relu,
+            dst,
+            src,
+        } => map1(values, dst, src, active, |x| {
+            scalar_ops::cvt_tf32(x, rounding, satfinite, relu)
+        }),
+        Kind::CvtToFp8 {
+            format,
+            relu,
+            from_f32,
+            dst,
+            a,
+            b,
+        } => {
+            if from_f32 {
+                map2(values, dst, a, b, active, |x, y| {
+                    scalar_ops::fp8_pair_from_f32(format, relu, x, y)
+                })
+            } else {
+                map1(values, dst, a, active, |x| {
+                    scalar_ops::fp8_pair_from_f16x2(format, relu, x)
+                })
+            }
+        }
+        Kind::CvtBf16Relu {
+            toward_zero,
+            dst,
+            src,
+        } => map1(values, dst, src, active, |x| {
+            scalar_ops::bf16_relu_from_f32(x, toward_zero)
+        }),
+        Kind::CvtFromFp8 {
+            format,
+            relu,
+            dst,
+            src,
+        } => map1(values, dst, src, active, |x| {
+            scalar_ops::f16x2_from_fp8_pair(format, relu, x)
+        }),
         Kind::Mul24 {
             hi,
             signed,

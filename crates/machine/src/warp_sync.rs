@@ -172,7 +172,7 @@ fn try_release(program: &Program, warp: &mut Warp, checker: &mut BlockChecker, m
             Kind::Vote { pred, negated, .. } => {
                 vote_bits |= warp.pred_bits(pred, negated) & lanes;
             }
-            Kind::Redux { a, .. } => {
+            Kind::Redux { a, .. } | Kind::ReduxFloat { a, .. } => {
                 redux_lanes |= lanes;
                 gather(&mut sync_values, warp, a, lanes);
             }
@@ -234,6 +234,13 @@ fn try_release(program: &Program, warp: &mut Warp, checker: &mut BlockChecker, m
                 op, signed, dst, ..
             } => {
                 let result = u64::from(reduce(op, signed, redux_lanes, &sync_values));
+                warp.fill_lanes(dst, lanes, result);
+            }
+            Kind::ReduxFloat {
+                max, abs, nan, dst, ..
+            } => {
+                let result =
+                    crate::scalar_ops::redux_float(max, abs, nan, redux_lanes, &sync_values);
                 warp.fill_lanes(dst, lanes, result);
             }
             Kind::Match {

@@ -291,6 +291,23 @@ pub(crate) fn pipe(kind: &Kind) -> Pipe {
         | Kind::AssertFail { .. }
         | Kind::Trap
         | Kind::Nop => Pipe::Control,
+        // Issue 11, the remaining scalar instructions. ptxas compiles
+        // `dp4a`/`dp2a` to `IDP`, and `mad24` (sm_70 and later have no
+        // 24-bit multiplier), `mad.cc` and `madc` to `IMAD` forms, all on
+        // the multiply pipe; `add.cc`, `addc`, `sub.cc` and `subc` to
+        // `IADD3` with a carry predicate, integer.
+        Kind::DotProduct { .. } | Kind::MulAdd24 { .. } => Pipe::IntegerMultiply,
+        Kind::CarryArith { op, .. } => match op {
+            warpsim_ir::CarryOp::Add | warpsim_ir::CarryOp::Sub => Pipe::Integer,
+            warpsim_ir::CarryOp::MulAddLow | warpsim_ir::CarryOp::MulAddHigh => {
+                Pipe::IntegerMultiply
+            }
+        },
+        Kind::ReduxFloat { .. } => Pipe::WarpShuffle,
+        Kind::CvtTf32 { .. }
+        | Kind::CvtToFp8 { .. }
+        | Kind::CvtFromFp8 { .. }
+        | Kind::CvtBf16Relu { .. } => Pipe::Conversion,
     }
 }
 
@@ -575,6 +592,51 @@ pub(crate) fn operands(instruction: &Instruction, value_regs: u32) -> Operands {
             gather(guard, [predicate(pred), value(mask)], [result])
         }
         Kind::Redux { dst, a, mask, .. } => gather(guard, [value(a), value(mask)], [value(dst)]),
+        // Issue 11, the remaining scalar instructions. The carry flag is a
+        // register like the others: read by the `c` forms, written by the
+        // `.cc` ones, so `addc` waits for the `add.cc` before it.
+        Kind::DotProduct { dst, a, b, c, .. } | Kind::MulAdd24 { dst, a, b, c, .. } => {
+            gather(guard, [value(a), value(b), value(c)], [value(dst)])
+        }
+        Kind::CarryArith {
+            op,
+            carry_in,
+            carry_out,
+            dst,
+            a,
+            b,
+            c,
+            carry,
+            ..
+        } => {
+            let is_mad = matches!(
+                op,
+                warpsim_ir::CarryOp::MulAddLow | warpsim_ir::CarryOp::MulAddHigh
+            );
+            gather(
+                guard,
+                [
+                    value(a),
+                    value(b),
+                    is_mad.then_some(c),
+                    carry_in.then_some(carry),
+                ],
+                [value(dst), carry_out.then_some(carry)],
+            )
+        }
+        Kind::ReduxFloat { dst, a, mask, .. } => {
+            gather(guard, [value(a), value(mask)], [value(dst)])
+        }
+        Kind::CvtTf32 { dst, src, .. }
+        | Kind::CvtFromFp8 { dst, src, .. }
+        | Kind::CvtBf16Relu { dst, src, .. } => gather(guard, [value(src)], [value(dst)]),
+        Kind::CvtToFp8 {
+            from_f32,
+            dst,
+            a,
+            b,
+            ..
+        } => gather(guard, [value(a), from_f32.then_some(b)], [value(dst)]),
         Kind::Match {
             dst,
             dst_pred,
