@@ -1,4 +1,4 @@
-//! The scalar instructions of issue 11 against an H100, bit for bit: the
+//! The integer dot products, carry chains and narrow-float conversions against an H100, bit for bit: the
 //! kernels of `programs/corpus/hardware/scalar/scalar-kernels.cu` (compiled
 //! by NVRTC, every instruction under test written as inline PTX) run in
 //! warpsim on the inputs the hardware harness generated, and every output

@@ -898,7 +898,7 @@ struct Lowerer<'a> {
     global_variable_of: std::collections::HashMap<ir::SymbolId, u32>,
     loc: SourceLoc,
     /// The hidden register of the threads' carry flag (CC.CF), made for
-    /// the first extended-precision instruction (issue 11).
+    /// the first extended-precision instruction.
     carry_flag: Option<ValueReg>,
 }
 

@@ -1,4 +1,4 @@
-//! The arithmetic of the remaining scalar instructions of issue 11, lane by
+//! The arithmetic of the integer dot products, carry chains and narrow-float conversions, lane by
 //! lane: `dp4a`/`dp2a` (PTX ISA 9.7.1.23/24), `mad24` (9.7.1.9), the
 //! extended-precision arithmetic with the carry flag (9.7.2), `redux.sync`
 //! on `.f32` (9.7.13.11) and `cvt` to `.tf32` and to and from the 8-bit

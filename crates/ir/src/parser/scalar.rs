@@ -1,4 +1,4 @@
-//! The remaining scalar instructions of issue 11, in the grammar PTX and
+//! Integer dot products, carry chains and narrow-float conversions, in the grammar PTX and
 //! `.kir` share: `dp4a`/`dp2a` (PTX ISA 9.7.1.23/24), the extended-precision
 //! integer arithmetic `add.cc`, `addc`, `sub.cc`, `subc`, `mad.cc`, `madc`
 //! (PTX ISA 9.7.2), `mad24` (PTX ISA 9.7.1.9), `redux.sync` on `.f32`
