@@ -961,7 +961,7 @@ pub enum Op {
         src: Operand,
     },
     // -----------------------------------------------------------------------
-    // Issue 11, the remaining scalar instructions.
+    // Integer dot products, carry chains, mad24, redux.sync.f32 and narrow-float conversions.
     /// `dp4a.atype.btype d, a, b, c` and `dp2a.lo/.hi.atype.btype d, a, b,
     /// c` (PTX ISA 9.7.1.23/24): `c` plus the products of the bytes (or
     /// halfwords of `a`) of `a` and `b`, each sign-extended when its type is

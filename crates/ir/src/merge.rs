@@ -1091,7 +1091,7 @@ pub fn read_registers(instr: &Instr) -> Vec<RegId> {
         }
         Op::NanoSleep { duration } => operand(duration),
         Op::ActiveMask { .. } | Op::Fence { .. } | Op::Branch { .. } | Op::Trap | Op::Exit => {}
-        // Issue 11, the remaining scalar instructions.
+        // Integer dot products, carry chains, mad24, redux.sync.f32 and narrow-float conversions.
         Op::DotProduct { a, b, c, .. } | Op::MulAdd24 { a, b, c, .. } => {
             operand(a);
             operand(b);

@@ -674,7 +674,7 @@ fn write_instruction(out: &mut String, kernel: &Kernel, instr: &Instr) -> fmt::R
         Op::Trap => write!(out, "trap"),
         Op::NanoSleep { duration } => write!(out, "nanosleep.u32 {}", operand(duration)),
         Op::Exit => write!(out, "exit"),
-        // Issue 11, the remaining scalar instructions.
+        // Integer dot products, carry chains, mad24, redux.sync.f32 and narrow-float conversions.
         Op::DotProduct {
             shape,
             a_signed,

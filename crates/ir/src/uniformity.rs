@@ -692,7 +692,7 @@ impl<'a> Analysis<'a> {
             )),
             Op::Match { .. } => Some(Cause::Intrinsic("the result of match.sync")),
             Op::ActiveMask { .. } => Some(Cause::Intrinsic("activemask")),
-            // Issue 11, the remaining scalar instructions.
+            // Integer dot products, carry chains, mad24, redux.sync.f32 and narrow-float conversions.
             Op::DotProduct { a, b, c, .. } | Op::MulAdd24 { a, b, c, .. } => first(&[*a, *b, *c]),
             // The carry flag is per-thread state this analysis does not
             // follow from the instruction that set it, so a result that adds

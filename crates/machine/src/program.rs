@@ -782,7 +782,7 @@ pub enum Kind {
         src: ValueReg,
     },
     // -----------------------------------------------------------------------
-    // Issue 11, the remaining scalar instructions.
+    // Integer dot products, carry chains, mad24, redux.sync.f32 and narrow-float conversions.
     /// `dp4a`, `dp2a.lo/.hi`: `c` plus the products, in 32 bits.
     DotProduct {
         shape: ir::DotProductShape,
@@ -2182,7 +2182,7 @@ impl Lowerer<'_> {
                     mask: self.value(mask)?,
                 }
             }
-            // Issue 11, the remaining scalar instructions.
+            // Integer dot products, carry chains, mad24, redux.sync.f32 and narrow-float conversions.
             Op::DotProduct {
                 shape,
                 a_signed,

@@ -763,7 +763,7 @@ pub(crate) fn execute<const HARDWARE_FMA: bool>(
             );
             return Ok(());
         }
-        // Issue 11, the remaining scalar instructions.
+        // Integer dot products, carry chains, mad24, redux.sync.f32 and narrow-float conversions.
         Kind::DotProduct {
             shape,
             a_signed,

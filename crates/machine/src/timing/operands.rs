@@ -291,7 +291,7 @@ pub(crate) fn pipe(kind: &Kind) -> Pipe {
         | Kind::AssertFail { .. }
         | Kind::Trap
         | Kind::Nop => Pipe::Control,
-        // Issue 11, the remaining scalar instructions. ptxas compiles
+        // Integer dot products, carry chains, mad24, redux.sync.f32 and narrow-float conversions. ptxas compiles
         // `dp4a`/`dp2a` to `IDP`, and `mad24` (sm_70 and later have no
         // 24-bit multiplier), `mad.cc` and `madc` to `IMAD` forms, all on
         // the multiply pipe; `add.cc`, `addc`, `sub.cc` and `subc` to
@@ -592,7 +592,7 @@ pub(crate) fn operands(instruction: &Instruction, value_regs: u32) -> Operands {
             gather(guard, [predicate(pred), value(mask)], [result])
         }
         Kind::Redux { dst, a, mask, .. } => gather(guard, [value(a), value(mask)], [value(dst)]),
-        // Issue 11, the remaining scalar instructions. The carry flag is a
+        // Integer dot products, carry chains, mad24, redux.sync.f32 and narrow-float conversions. The carry flag is a
         // register like the others: read by the `c` forms, written by the
         // `.cc` ones, so `addc` waits for the `add.cc` before it.
         Kind::DotProduct { dst, a, b, c, .. } | Kind::MulAdd24 { dst, a, b, c, .. } => {
