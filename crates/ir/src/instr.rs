@@ -592,7 +592,7 @@ impl Default for AtomicOrder {
 }
 
 // ---------------------------------------------------------------------------
-// Issue 11, the remaining scalar instructions: the vocabulary of their operations.
+// The dot products, carry chains and narrow-float conversions: the vocabulary of their operations.
 
 /// The shape of an integer dot product (PTX ISA 9.7.1.23 `dp4a`, 9.7.1.24 `dp2a`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -1105,7 +1105,7 @@ impl Op {
             | Op::Pack { dst, .. }
             | Op::FunnelShift { dst, .. }
             | Op::Lop3 { dst, .. } => vec![*dst],
-            // Issue 11, scalar: the carry flag is not a register of the IR.
+            // The carry flag is not a register of the IR.
             Op::DotProduct { dst, .. }
             | Op::CarryArith { dst, .. }
             | Op::MulAdd24 { dst, .. }

@@ -1179,7 +1179,7 @@ impl<'a> Parser<'a> {
         mods: &mut Modifiers,
         opcode: &Token,
     ) -> Result<Op> {
-        // Issue 11: the remaining scalar instructions (`parser/scalar.rs`).
+        // The dot products, carry chains and narrow-float conversions (`parser/scalar.rs`).
         if let Some(op) = self.parse_scalar_extension(scope, mnemonic, mods, opcode)? {
             return Ok(op);
         }

@@ -589,7 +589,7 @@ impl Checker<'_> {
             }
             Op::WarpSync { mask } => self.expect_operand(mask, ScalarType::B32, "mask"),
             Op::Fence { .. } | Op::Exit => {}
-            // Issue 11, the remaining scalar instructions: the parser
+            // The dot products, carry chains and narrow-float conversions: the parser
             // checked their types; the registers must hold them.
             Op::DotProduct {
                 a_signed,
