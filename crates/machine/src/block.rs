@@ -185,6 +185,8 @@ pub(crate) struct BlockState {
     /// Global loads of the explore model not yet performed
     /// (`weak_memory::PendingLoad`), in program order.
     pub(crate) pending_loads: Vec<crate::weak_memory::PendingLoad>,
+    /// The block's `cp.async` copies in flight and its mbarriers.
+    pub(crate) async_copies: crate::async_copy::AsyncState,
 }
 
 impl<'a> BlockRunner<'a> {
@@ -228,6 +230,7 @@ impl<'a> BlockRunner<'a> {
                 stores: StoreBuffer::for_launch(env),
                 races: env.check_races.then(|| SharedRaces::new(shared_bytes)),
                 pending_loads: Vec::new(),
+                async_copies: Default::default(),
             },
         }
     }
@@ -583,6 +586,7 @@ impl<'a> BlockRunner<'a> {
         if let Some(races) = &mut self.state.races {
             races.reset();
         }
+        self.state.async_copies.reset();
         self.state.pending_loads.clear();
         self.state.barriers = [Barrier::default(); 16];
         self.state.live_threads = threads;
