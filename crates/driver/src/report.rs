@@ -1101,6 +1101,7 @@ pub fn op_name(op: MemoryAccessKind) -> &'static str {
         MemoryAccessKind::Store => "st",
         MemoryAccessKind::Atomic => "atom",
         MemoryAccessKind::Reduction => "red",
+        MemoryAccessKind::AsyncCopy => "cp.async",
     }
 }
 
@@ -1122,6 +1123,10 @@ fn accumulate(totals: &mut Totals, op: MemoryAccessKind, stats: &InstrStats) {
         MemoryAccessKind::Atomic | MemoryAccessKind::Reduction => {
             (&mut totals.shared_atomic, &mut totals.global_atomic)
         }
+        // A `cp.async` stores into shared memory what it loads from global
+        // memory: its wavefronts are a shared store's, its sectors a global
+        // load's.
+        MemoryAccessKind::AsyncCopy => (&mut totals.shared_store, &mut totals.global_load),
     };
     shared.requests += stats.shared_requests;
     shared.wavefronts += stats.wavefronts;

@@ -1075,6 +1075,10 @@ impl Op {
             Op::Atom {
                 space, dst: None, ..
             } => Some((*space, MemoryAccessKind::Reduction)),
+            // An asynchronous copy reads global memory and writes shared
+            // memory through the bank arbiter, as Nsight Compute counts
+            // `LDGSTS`: its row shows both its wavefronts and its sectors.
+            Op::CpAsync { .. } => Some((StateSpace::Shared, MemoryAccessKind::AsyncCopy)),
             _ => None,
         }
     }
@@ -1150,4 +1154,8 @@ pub enum MemoryAccessKind {
     Atomic,
     #[serde(rename = "red")]
     Reduction,
+    /// `cp.async`: a global read whose bytes are stored into shared memory
+    /// (PTX ISA 9.7.9.25).
+    #[serde(rename = "cp.async")]
+    AsyncCopy,
 }

@@ -772,8 +772,6 @@ pub enum Kind {
     Trap,
     /// An instruction with no effect on the machine's state (`nanosleep`).
     Nop,
-    /// `cvta`: adds (to generic) or subtracts (to the space) the base of the
-    /// space's window in the generic address space; `bits` is the width.
     // Asynchronous copies and mbarriers (`async_copy.rs`).
     CpAsync {
         size: u8,
@@ -805,6 +803,8 @@ pub enum Kind {
         dst: ValueReg,
         state: ValueReg,
     },
+    /// `cvta`: adds (to generic) or subtracts (to the space) the base of the
+    /// space's window in the generic address space; `bits` is the width.
     Cvta {
         window: u64,
         to_generic: bool,
