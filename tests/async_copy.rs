@@ -380,6 +380,44 @@ fn check_finds_the_read_before_the_wait() {
     }
 }
 
+/// `mbarrier_deadlock` announces 1024 transaction bytes and copies 512:
+/// `warpsim check` prints the committed `mbarrier_deadlock.check`, one
+/// mbarrier-deadlock finding with all 64 threads stuck at the wait (line
+/// 36, the `try_wait` loop inlined from line 17) on the mbarrier with 512
+/// bytes pending, and `run` fails with the same deadlock.
+#[test]
+fn an_mbarrier_wait_nothing_can_complete_is_a_deadlock() {
+    let path = launch("mbarrier_deadlock");
+    let (text, outcome, result) = check_launch(&path, config(), 2);
+    if let Some(difference) = check_expected(&path.with_extension("check"), &text) {
+        panic!("{difference}");
+    }
+    assert_eq!(outcome.findings.len(), 1, "{text}");
+    let finding = &outcome.findings[0];
+    assert_eq!(
+        (finding.kind, finding.severity),
+        (FindingKind::MbarrierDeadlock, Severity::Error)
+    );
+    assert_eq!(finding.sites.len(), 1, "{text}");
+    let site = &finding.sites[0];
+    assert_eq!(site.line, 36);
+    assert!(site.label.starts_with("stuck here"), "{text}");
+    assert!(
+        site.label.contains("shared offset 0x400")
+            && site.label.contains("parity 0")
+            && site.label.contains("512 transaction bytes pending"),
+        "{text}"
+    );
+    assert_eq!(site.threads, "0-63", "{text}");
+    assert!(result
+        .failure
+        .is_some_and(|failure| failure.contains("mbarrier deadlock")));
+    let run = run_program("tensor/mbarrier_deadlock", None, 2);
+    assert!(run
+        .failure
+        .is_some_and(|failure| failure.contains("mbarrier deadlock")));
+}
+
 /// The same outputs, reports and findings at one and at three host threads.
 #[test]
 fn results_do_not_depend_on_host_threads() {
@@ -388,6 +426,7 @@ fn results_do_not_depend_on_host_threads() {
         "async_stale_read",
         "mbarrier_ops",
         "pipeline_mbarrier",
+        "mbarrier_deadlock",
     ] {
         let one = run_program(&format!("tensor/{kernel}"), None, 1);
         let three = run_program(&format!("tensor/{kernel}"), None, 3);
