@@ -437,3 +437,31 @@ fn results_do_not_depend_on_host_threads() {
         assert_eq!(one, three, "{kernel}");
     }
 }
+
+/// The timing model waits for copies and overlaps groups
+/// (`programs/tensor/async-overlap.kir`, one warp): a `cp.async.wait_all`
+/// right after a copy waits at least an L2 round trip (the copy's global
+/// latency through the cache model), and of two double-buffered groups the
+/// wait for the older one (`wait_group 1`) ends while the newer one is in
+/// flight, so it takes less than the two copies waited for one by one, and
+/// the newer one is then (nearly) there.
+#[test]
+fn waits_stall_until_their_copies_arrive_and_groups_overlap() {
+    let run = run("async_overlap");
+    let times: Vec<u64> = run
+        .buffer("times")
+        .chunks(8)
+        .map(|bytes| u64::from_le_bytes(bytes.try_into().unwrap()))
+        .collect();
+    let [start, first, second, overlap_start, older, newer] = times[..] else {
+        panic!("six clocks: {times:?}");
+    };
+    let round_trip = u64::from(config().timing.l2_hit_latency);
+    let one_by_one = second - start;
+    assert!(first - start >= round_trip, "{times:?}");
+    assert!(second - first >= round_trip, "{times:?}");
+    assert!(older - overlap_start >= round_trip, "{times:?}");
+    assert!(older - overlap_start < one_by_one, "{times:?}");
+    assert!(newer - overlap_start < one_by_one, "{times:?}");
+    assert!(newer - older < round_trip, "{times:?}");
+}

@@ -834,6 +834,9 @@ pub enum MbarrierAction {
         bytes: ValueReg,
     },
     Wait {
+        /// `try_wait` (which waits a while before it fails) rather than
+        /// `test_wait`: only the timing model tells them apart.
+        try_wait: bool,
         parity: bool,
         done: PredReg,
         phase: ValueReg,
@@ -2138,11 +2141,13 @@ impl Lowerer<'_> {
                         bytes: self.value(bytes)?,
                     },
                     ir::MbarrierOp::Wait {
+                        try_wait,
                         parity,
                         done,
                         phase,
                         ..
                     } => MbarrierAction::Wait {
+                        try_wait: *try_wait,
                         parity: *parity,
                         done: self.dst(*done),
                         phase: self.value(phase)?,
