@@ -46,6 +46,7 @@ use crate::access::{
 };
 use crate::block::{BlockState, LaunchEnv};
 use crate::error::FaultKind;
+use crate::findings::{thread_ranges, WarpLanes};
 use crate::memory::write_bytes;
 use crate::program::{LoweredAddress, MbarrierAction, PredReg, ValueReg};
 use crate::semantics::{fault, Fault};
@@ -103,6 +104,40 @@ impl AsyncState {
 
 fn invalid(message: String, lane: u32) -> Fault {
     fault(FaultKind::InvalidAccess { message }, lane)
+}
+
+/// Runs `check` for every active lane before the instruction changes
+/// anything: the first lane's failure, its message naming every thread of
+/// the warp that fails a check, so that the error shows all the lanes at
+/// fault and not only the first.
+fn check_every_lane(
+    warp: &Warp,
+    active: u32,
+    mut check: impl FnMut(usize) -> Result<(), Fault>,
+) -> Result<(), Fault> {
+    let mut first = None;
+    let mut failing = 0u32;
+    for lane in 0..WARP_SIZE {
+        if active >> lane & 1 != 0 {
+            if let Err(fault) = check(lane) {
+                failing |= 1 << lane;
+                first.get_or_insert(fault);
+            }
+        }
+    }
+    let Some(mut fault) = first else {
+        return Ok(());
+    };
+    if failing.count_ones() > 1 {
+        if let FaultKind::InvalidAccess { message } = &mut fault.0 {
+            let threads = thread_ranges(&[WarpLanes {
+                warp: warp.index,
+                lanes: failing,
+            }]);
+            message.push_str(&format!(" (threads {threads} fail this way)"));
+        }
+    }
+    Err(fault)
 }
 
 /// The shared-memory offset a lane's address names (`.shared` or a generic
@@ -177,6 +212,18 @@ pub(crate) fn cp_async(
 ) -> Result<(), Fault> {
     let len = u32::from(size);
     let ignored = ignore_src.map_or(0, |(pred, negated)| warp.pred_bits(pred, negated));
+    check_every_lane(warp, active, |lane| {
+        shared_offset(
+            state,
+            StateSpace::Shared,
+            lane_address(&warp.values, dst, lane),
+            len,
+            len,
+            "the `cp.async` destination",
+            lane,
+        )?;
+        check_cp_async_source(warp, src, src_size, len, lane)
+    })?;
     state.sectors.clear();
     let mut lanes = 0u32;
     for lane in 0..WARP_SIZE {
@@ -194,27 +241,11 @@ pub(crate) fn cp_async(
             lane,
         )?;
         let source = lane_address(&warp.values, src, lane);
-        if source % u64::from(len) != 0 {
-            return Err(invalid(
-                format!(
-                    "the `cp.async` source at global address {source:#x} is not {len}-byte aligned"
-                ),
-                lane as u32,
-            ));
-        }
-        let mut read = len;
-        if let Some(reg) = src_size {
-            let requested = warp.values[reg as usize * WARP_SIZE + lane] & 0xffff_ffff;
-            if requested > u64::from(len) {
-                return Err(invalid(
-                    format!(
-                        "`cp.async` source size {requested} is larger than the copy's {len} bytes"
-                    ),
-                    lane as u32,
-                ));
-            }
-            read = requested as u32;
-        }
+        // The source size was checked above.
+        let read = src_size.map_or(len, |reg| {
+            (warp.values[reg as usize * WARP_SIZE + lane] & 0xffff_ffff) as u32
+        });
+        let mut read = read.min(len);
         if ignored >> lane & 1 != 0 {
             read = 0;
         }
@@ -253,6 +284,36 @@ pub(crate) fn cp_async(
     state.last_wavefronts = verdict;
     if !state.sectors.is_empty() {
         record_sectors(counters, &mut state.sectors);
+    }
+    Ok(())
+}
+
+/// A lane's `cp.async` source: aligned to the copy's size, and its
+/// source size (when given) no larger than the copy.
+fn check_cp_async_source(
+    warp: &Warp,
+    src: LoweredAddress,
+    src_size: Option<ValueReg>,
+    len: u32,
+    lane: usize,
+) -> Result<(), Fault> {
+    let source = lane_address(&warp.values, src, lane);
+    if source % u64::from(len) != 0 {
+        return Err(invalid(
+            format!(
+                "the `cp.async` source at global address {source:#x} is not {len}-byte aligned"
+            ),
+            lane as u32,
+        ));
+    }
+    if let Some(reg) = src_size {
+        let requested = warp.values[reg as usize * WARP_SIZE + lane] & 0xffff_ffff;
+        if requested > u64::from(len) {
+            return Err(invalid(
+                format!("`cp.async` source size {requested} is larger than the copy's {len} bytes"),
+                lane as u32,
+            ));
+        }
     }
     Ok(())
 }
@@ -394,6 +455,32 @@ pub(crate) fn cp_async_bulk(
     size: ValueReg,
     mbarrier: LoweredAddress,
 ) -> Result<(), Fault> {
+    check_every_lane(warp, active, |lane| {
+        let len = (warp.values[size as usize * WARP_SIZE + lane] & 0xffff_ffff) as u32;
+        if len == 0 || len % 16 != 0 {
+            return Err(invalid(
+                format!("`cp.async.bulk` copies a multiple of 16 bytes, not {len}"),
+                lane as u32,
+            ));
+        }
+        shared_offset(
+            state,
+            StateSpace::Shared,
+            lane_address(&warp.values, dst, lane),
+            len,
+            16,
+            "the `cp.async.bulk` destination",
+            lane,
+        )?;
+        let source = lane_address(&warp.values, src, lane);
+        if source % 16 != 0 {
+            return Err(invalid(
+                format!("the `cp.async.bulk` source at global address {source:#x} is not 16-byte aligned"),
+                lane as u32,
+            ));
+        }
+        mbarrier_offset(state, StateSpace::Shared, warp, mbarrier, lane).map(|_| ())
+    })?;
     for lane in 0..WARP_SIZE {
         if active >> lane & 1 == 0 {
             continue;
@@ -452,12 +539,14 @@ fn existing(state: &mut BlockState, offset: u32, lane: usize) -> Result<&mut Mba
         .async_copies
         .mbarriers
         .get_mut(&offset)
-        .ok_or_else(|| {
-            invalid(
-                format!("the mbarrier at shared address {offset:#x} is used before `mbarrier.init` (or after `mbarrier.inval`)"),
-                lane as u32,
-            )
-        })
+        .ok_or_else(|| not_initialized(offset, lane))
+}
+
+fn not_initialized(offset: u32, lane: usize) -> Fault {
+    invalid(
+        format!("the mbarrier at shared address {offset:#x} is used before `mbarrier.init` (or after `mbarrier.inval`)"),
+        lane as u32,
+    )
 }
 
 /// Ends the phase when nothing is pending in it.
@@ -519,6 +608,35 @@ pub(crate) fn mbarrier(
     let value = |warp: &Warp, reg: ValueReg, lane: usize| {
         warp.values[reg as usize * WARP_SIZE + lane] & 0xffff_ffff
     };
+    check_every_lane(warp, active, |lane| {
+        let offset = mbarrier_offset(state, space, warp, addr, lane)?;
+        let count = match action {
+            MbarrierAction::Init { count } => {
+                let count = value(warp, count, lane);
+                if count == 0 || count > MBARRIER_MAX_COUNT {
+                    return Err(invalid(
+                        format!(
+                            "an mbarrier expects 1 to {MBARRIER_MAX_COUNT} arrivals, not {count}"
+                        ),
+                        lane as u32,
+                    ));
+                }
+                return Ok(());
+            }
+            MbarrierAction::Arrive { count, .. } => count.map_or(1, |reg| value(warp, reg, lane)),
+            _ => 1,
+        };
+        if count == 0 || count > MBARRIER_MAX_COUNT {
+            return Err(invalid(
+                format!("an mbarrier arrival counts 1 to {MBARRIER_MAX_COUNT}, not {count}"),
+                lane as u32,
+            ));
+        }
+        if !state.async_copies.mbarriers.contains_key(&offset) {
+            return Err(not_initialized(offset, lane));
+        }
+        Ok(())
+    })?;
     let mut done_lanes = 0u32;
     for lane in 0..WARP_SIZE {
         if active >> lane & 1 == 0 {
