@@ -298,7 +298,7 @@ fn check_cp_async_source(
     lane: usize,
 ) -> Result<(), Fault> {
     let source = lane_address(&warp.values, src, lane);
-    if source % u64::from(len) != 0 {
+    if !source.is_multiple_of(u64::from(len)) {
         return Err(invalid(
             format!(
                 "the `cp.async` source at global address {source:#x} is not {len}-byte aligned"
@@ -445,6 +445,7 @@ pub(crate) fn cp_async_mbarrier_arrive(
 
 /// `cp.async.bulk...mbarrier::complete_tx::bytes`: copies `size` bytes
 /// now and completes as many transaction bytes on the mbarrier.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn cp_async_bulk(
     env: &LaunchEnv,
     warp: &Warp,
@@ -455,38 +456,11 @@ pub(crate) fn cp_async_bulk(
     size: ValueReg,
     mbarrier: LoweredAddress,
 ) -> Result<(), Fault> {
-    check_every_lane(warp, active, |lane| {
+    // A lane's copy, checked: its shared destination, global source, size
+    // and mbarrier offset.
+    let lane_copy = |state: &BlockState, lane: usize| -> Result<(u32, u64, u32, u32), Fault> {
         let len = (warp.values[size as usize * WARP_SIZE + lane] & 0xffff_ffff) as u32;
-        if len == 0 || len % 16 != 0 {
-            return Err(invalid(
-                format!("`cp.async.bulk` copies a multiple of 16 bytes, not {len}"),
-                lane as u32,
-            ));
-        }
-        shared_offset(
-            state,
-            StateSpace::Shared,
-            lane_address(&warp.values, dst, lane),
-            len,
-            16,
-            "the `cp.async.bulk` destination",
-            lane,
-        )?;
-        let source = lane_address(&warp.values, src, lane);
-        if source % 16 != 0 {
-            return Err(invalid(
-                format!("the `cp.async.bulk` source at global address {source:#x} is not 16-byte aligned"),
-                lane as u32,
-            ));
-        }
-        mbarrier_offset(state, StateSpace::Shared, warp, mbarrier, lane).map(|_| ())
-    })?;
-    for lane in 0..WARP_SIZE {
-        if active >> lane & 1 == 0 {
-            continue;
-        }
-        let len = (warp.values[size as usize * WARP_SIZE + lane] & 0xffff_ffff) as u32;
-        if len == 0 || len % 16 != 0 {
+        if len == 0 || !len.is_multiple_of(16) {
             return Err(invalid(
                 format!("`cp.async.bulk` copies a multiple of 16 bytes, not {len}"),
                 lane as u32,
@@ -500,23 +474,32 @@ pub(crate) fn cp_async_bulk(
             16,
             "the `cp.async.bulk` destination",
             lane,
-        )? as usize;
+        )?;
         let source = lane_address(&warp.values, src, lane);
-        if source % 16 != 0 {
+        if !source.is_multiple_of(16) {
             return Err(invalid(
                 format!("the `cp.async.bulk` source at global address {source:#x} is not 16-byte aligned"),
                 lane as u32,
             ));
         }
-        let mut bytes = vec![0u8; len as usize];
-        read_global(env, state, source, &mut bytes, lane)?;
-        state.shared[offset..offset + len as usize].copy_from_slice(&bytes);
-        if let Some(written) = state.written.as_mut() {
-            written.write_shared(offset, len as usize);
+        let barrier = mbarrier_offset(state, StateSpace::Shared, warp, mbarrier, lane)?;
+        Ok((offset, source, len, barrier))
+    };
+    check_every_lane(warp, active, |lane| lane_copy(state, lane).map(|_| ()))?;
+    for lane in 0..WARP_SIZE {
+        if active >> lane & 1 == 0 {
+            continue;
         }
-        let barrier_offset = mbarrier_offset(state, StateSpace::Shared, warp, mbarrier, lane)?;
+        let (offset, source, len, barrier_offset) = lane_copy(state, lane)?;
+        let (offset, len) = (offset as usize, len as usize);
+        let mut bytes = vec![0u8; len];
+        read_global(env, state, source, &mut bytes, lane)?;
+        state.shared[offset..offset + len].copy_from_slice(&bytes);
+        if let Some(written) = state.written.as_mut() {
+            written.write_shared(offset, len);
+        }
         let barrier = existing(state, barrier_offset, lane)?;
-        complete_tx(barrier, i64::from(len), lane)?;
+        complete_tx(barrier, len as i64, lane)?;
         state.checker.last_progress = state.instructions;
     }
     Ok(())
