@@ -700,12 +700,12 @@ fn what_the_campaigns_found_does_not_panic() {
 // (d) The PTX that NVRTC wrote for programs/, with random mutations, through
 // the PTX front end: parse, verify, print as `.kir` and re-parse, lower.
 
-/// Every `.ptx` file under programs/.
+/// Every `.ptx` file of programs/cuda, programs/corpus and programs/tensor.
 fn ptx_corpus() -> &'static [(PathBuf, String)] {
     static CORPUS: OnceLock<Vec<(PathBuf, String)>> = OnceLock::new();
     CORPUS.get_or_init(|| {
         let mut files = Vec::new();
-        for directory in ["programs/cuda", "programs/corpus"] {
+        for directory in ["programs/cuda", "programs/corpus", "programs/tensor"] {
             let dir = support::repo_root().join(directory);
             let Ok(entries) = std::fs::read_dir(&dir) else {
                 continue;

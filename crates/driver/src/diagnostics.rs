@@ -393,6 +393,9 @@ fn fault_message(kind: &FaultKind) -> String {
         FaultKind::Livelock { window, .. } => format!(
             "livelock: threads ran {window} warp instructions without progress and came back to a state they had been in (barriers.livelock_window)"
         ),
+        FaultKind::MbarrierDeadlock { window } => format!(
+            "mbarrier deadlock: after {window} warp instructions without progress (barriers.livelock_window), threads still spin waiting on mbarrier phases that no thread and no copy in flight can complete"
+        ),
         FaultKind::InstructionLimit { limit } => format!(
             "the block ran more than {limit} warp instructions (limits.max_warp_instructions_per_block)"
         ),
@@ -455,12 +458,23 @@ pub fn render_fault(
     }
     for warp in &error.warps {
         for path in &warp.paths {
-            let Place { file, line, .. } = place_of(path.pc);
+            // A path spinning on an mbarrier is shown at its wait.
+            let mbarrier = error
+                .spinning
+                .iter()
+                .find(|spin| spin.warp == warp.warp && spin.pc == path.pc)
+                .and_then(|spin| spin.mbarrier);
+            let (pc, waiting) = match mbarrier {
+                Some(wait) if path.waiting == Waiting::Running => {
+                    (wait.pc, format!("waiting for {}", wait.describe()))
+                }
+                _ => (path.pc, waiting_text(path)),
+            };
+            let Place { file, line, .. } = place_of(pc);
             let label = format!(
-                "stuck here: warp {}, lanes {}: {}",
+                "stuck here: warp {}, lanes {}: {waiting}",
                 warp.warp,
                 lane_ranges(path.lanes),
-                waiting_text(path)
             );
             let primary = path.waiting != Waiting::Reconvergence;
             diagnostic = sources.at_line(diagnostic, &file, line, label, primary);

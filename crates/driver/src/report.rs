@@ -37,7 +37,7 @@ pub struct InstructionReport {
     pub inlined_from: Vec<InlinedFrom>,
     /// shared, global, local, param, const, generic; `null` for non-memory instructions.
     pub space: Option<StateSpace>,
-    /// ld, st, atom, red; `null` for non-memory instructions.
+    /// ld, st, atom, red, cp.async; `null` for non-memory instructions.
     pub op: Option<MemoryAccessKind>,
     /// What the instruction did over the launch. A generic access counts
     /// a shared or global request where its addresses resolved. The JSON
@@ -52,7 +52,7 @@ pub struct InstructionReport {
 }
 
 /// The memory instructions of one source line that do one kind of access
-/// (`ld`, `st`, `atom`, `red`) in one state space, their counts summed: a row
+/// (`ld`, `st`, `atom`, `red`, `cp.async`) in one state space, their counts summed: a row
 /// of the per-line rollup. Parameter loads are left out.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct LineReport {
@@ -1094,13 +1094,14 @@ fn percent(fraction: f64) -> String {
     format!("{:.0}%", fraction * 100.0)
 }
 
-/// `ld`, `st`, `atom`, `red`: the kind of access as PTX spells it.
+/// `ld`, `st`, `atom`, `red`, `cp.async`: the kind of access as PTX spells it.
 pub fn op_name(op: MemoryAccessKind) -> &'static str {
     match op {
         MemoryAccessKind::Load => "ld",
         MemoryAccessKind::Store => "st",
         MemoryAccessKind::Atomic => "atom",
         MemoryAccessKind::Reduction => "red",
+        MemoryAccessKind::AsyncCopy => "cp.async",
     }
 }
 
@@ -1122,6 +1123,10 @@ fn accumulate(totals: &mut Totals, op: MemoryAccessKind, stats: &InstrStats) {
         MemoryAccessKind::Atomic | MemoryAccessKind::Reduction => {
             (&mut totals.shared_atomic, &mut totals.global_atomic)
         }
+        // A `cp.async` stores into shared memory what it loads from global
+        // memory: its wavefronts are a shared store's, its sectors a global
+        // load's.
+        MemoryAccessKind::AsyncCopy => (&mut totals.shared_store, &mut totals.global_load),
     };
     shared.requests += stats.shared_requests;
     shared.wavefronts += stats.wavefronts;

@@ -951,6 +951,64 @@ pub enum Op {
     NanoSleep {
         duration: Operand,
     },
+    // Asynchronous copies and mbarriers (PTX ISA 9.7.9.25, 9.7.9.25.4.1
+    // and 9.7.13.15).
+    /// `cp.async.ca/.cg.shared.global [dst], [src], size{, src_size}` (or
+    /// `{, ignore_src}`, a predicate): copies `size` bytes (4, 8 or 16;
+    /// `.cg` only 16) from global to shared memory asynchronously, the
+    /// bytes past `src_size` (all of them when `ignore_src` holds) zero.
+    /// `bypass_l1` is `.cg`; `cache_policy` the operand of
+    /// `.L2::cache_hint`; `prefetch` the `.L2::64B/128B/256B` size.
+    CpAsync {
+        bypass_l1: bool,
+        size: u32,
+        dst: Address,
+        src: Address,
+        src_size: Option<Operand>,
+        ignore_src: Option<PredOperand>,
+        cache_policy: Option<Operand>,
+        prefetch: Option<u32>,
+    },
+    /// `cp.async.commit_group`: the thread's copies since the last commit
+    /// become a group.
+    CpAsyncCommitGroup,
+    /// `cp.async.wait_group n` (`Some(n)`): waits until at most `n` of the
+    /// thread's groups are pending; `cp.async.wait_all` (`None`): until
+    /// every copy, committed or not, is done.
+    CpAsyncWait {
+        pending: Option<u32>,
+    },
+    /// `cp.async.mbarrier.arrive{.noinc}.shared.b64 [a]`: an arrival on the
+    /// mbarrier once the thread's earlier copies are done (without
+    /// `.noinc` the pending count is raised first, so the arrival is not
+    /// one of those `init` counted).
+    CpAsyncMbarrierArrive {
+        noinc: bool,
+        addr: Address,
+    },
+    /// `cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes
+    /// [dst], [src], size, [mbar]`: the bulk copy engine copies `size`
+    /// bytes (a multiple of 16, both addresses 16-byte aligned) and
+    /// completes as many transaction bytes on the mbarrier at `mbarrier`.
+    CpAsyncBulk {
+        dst: Address,
+        src: Address,
+        size: Operand,
+        mbarrier: Address,
+    },
+    /// `mbarrier.op{.shared}.b64 ..., [addr], ...` (`space` is `.shared`
+    /// or generic).
+    Mbarrier {
+        op: MbarrierOp,
+        space: StateSpace,
+        addr: Address,
+    },
+    /// `mbarrier.pending_count.b64 count, state`: the arrivals pending in
+    /// the phase `state` (from `arrive`) captured.
+    MbarrierPendingCount {
+        dst: RegId,
+        state: Operand,
+    },
     /// Converts an address between a state space and the generic space:
     /// `cvta.space.ty dst, src` (to generic) or `cvta.to.space.ty dst, src`.
     Cvta {
@@ -1052,6 +1110,102 @@ pub enum Op {
     },
 }
 
+/// The most arrivals an mbarrier phase can expect, and the most one
+/// arrival can count: 2^20 - 1 (PTX ISA 9.7.13.15.1, "Contents of the
+/// mbarrier object").
+pub const MBARRIER_MAX_COUNT: u64 = (1 << 20) - 1;
+
+/// What an `mbarrier` instruction does to the barrier object at its
+/// address (PTX ISA 9.7.13.15, "Parallel Synchronization and Communication
+/// Instructions: mbarrier").
+#[derive(Clone, Debug, PartialEq)]
+pub enum MbarrierOp {
+    /// `mbarrier.init.b64 [a], count`: phase 0, `count` arrivals expected
+    /// in every phase, no transactions pending.
+    Init { count: Operand },
+    /// `mbarrier.arrive{.expect_tx}.b64 state, [a]{, count}` and
+    /// `arrive_drop` (which also lowers the arrivals expected in later
+    /// phases by `count`): `count` (1 when absent) arrivals; with
+    /// `expect_tx`, the transaction bytes expected first. `state` is the
+    /// phase before the arrival, for `test_wait` and `pending_count`; `None`
+    /// is the sink `_`.
+    Arrive {
+        drop: bool,
+        state: Option<RegId>,
+        count: Option<Operand>,
+        expect_tx: Option<Operand>,
+    },
+    /// `mbarrier.expect_tx.b64 [a], bytes`: more transaction bytes expected
+    /// in the current phase.
+    ExpectTx { bytes: Operand },
+    /// `mbarrier.complete_tx.b64 [a], bytes`: transaction bytes done.
+    CompleteTx { bytes: Operand },
+    /// `mbarrier.test_wait{.parity}.b64 done, [a], phase` and `try_wait`
+    /// (with an optional suspend-time hint, in nanoseconds): `done` is
+    /// whether the phase `phase` names (a state from `arrive`, or with
+    /// `parity` a phase parity) has completed.
+    Wait {
+        try_wait: bool,
+        parity: bool,
+        done: RegId,
+        phase: Operand,
+        suspend_hint: Option<Operand>,
+    },
+    /// `mbarrier.inval.b64 [a]`: the object is no longer an mbarrier.
+    Invalidate,
+}
+
+impl MbarrierOp {
+    pub fn name(&self) -> &'static str {
+        match self {
+            MbarrierOp::Init { .. } => "init",
+            MbarrierOp::Arrive {
+                drop: false,
+                expect_tx: None,
+                ..
+            } => "arrive",
+            MbarrierOp::Arrive {
+                drop: false,
+                expect_tx: Some(_),
+                ..
+            } => "arrive.expect_tx",
+            MbarrierOp::Arrive {
+                drop: true,
+                expect_tx: None,
+                ..
+            } => "arrive_drop",
+            MbarrierOp::Arrive {
+                drop: true,
+                expect_tx: Some(_),
+                ..
+            } => "arrive_drop.expect_tx",
+            MbarrierOp::ExpectTx { .. } => "expect_tx",
+            MbarrierOp::CompleteTx { .. } => "complete_tx",
+            MbarrierOp::Wait {
+                try_wait: false,
+                parity: false,
+                ..
+            } => "test_wait",
+            MbarrierOp::Wait {
+                try_wait: false,
+                parity: true,
+                ..
+            } => "test_wait.parity",
+            MbarrierOp::Wait {
+                try_wait: true,
+                parity: false,
+                ..
+            } => "try_wait",
+            MbarrierOp::Wait {
+                try_wait: true,
+                parity: true,
+                ..
+            } => "try_wait.parity",
+            MbarrierOp::Invalidate => "inval",
+        }
+    }
+}
+
 impl Op {
     /// The type of one element of a `Pack`/`Unpack` of `count` elements in
     /// `ty`: the bit type of `ty.bits() / count` bits.
@@ -1077,6 +1231,10 @@ impl Op {
             Op::Atom {
                 space, dst: None, ..
             } => Some((*space, MemoryAccessKind::Reduction)),
+            // An asynchronous copy reads global memory and writes shared
+            // memory through the bank arbiter, as Nsight Compute counts
+            // `LDGSTS`: its row shows both its wavefronts and its sectors.
+            Op::CpAsync { .. } => Some((StateSpace::Shared, MemoryAccessKind::AsyncCopy)),
             _ => None,
         }
     }
@@ -1126,6 +1284,17 @@ impl Op {
                     .chain(dst_pred.iter().copied())
                     .collect()
             }
+            Op::Mbarrier { op, .. } => match op {
+                MbarrierOp::Arrive { state, .. } => state.iter().copied().collect(),
+                MbarrierOp::Wait { done, .. } => vec![*done],
+                _ => Vec::new(),
+            },
+            Op::MbarrierPendingCount { dst, .. } => vec![*dst],
+            Op::CpAsync { .. }
+            | Op::CpAsyncCommitGroup
+            | Op::CpAsyncWait { .. }
+            | Op::CpAsyncMbarrierArrive { .. }
+            | Op::CpAsyncBulk { .. } => Vec::new(),
             Op::Store { .. }
             | Op::WarpSync { .. }
             | Op::Fence { .. }
@@ -1150,4 +1319,8 @@ pub enum MemoryAccessKind {
     Atomic,
     #[serde(rename = "red")]
     Reduction,
+    /// `cp.async`: a global read whose bytes are stored into shared memory
+    /// (PTX ISA 9.7.9.25).
+    #[serde(rename = "cp.async")]
+    AsyncCopy,
 }

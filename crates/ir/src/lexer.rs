@@ -135,8 +135,20 @@ pub fn tokenize(file: &str, text: &str) -> Result<Vec<Token>, ParseError> {
         }
         let start = index;
         let kind = if is_word_start(c) {
-            while index < chars.len() && (is_word_char(chars[index]) || chars[index] == '.') {
-                index += 1;
+            while index < chars.len() {
+                if is_word_char(chars[index]) || chars[index] == '.' {
+                    index += 1;
+                } else if chars[index] == ':'
+                    && chars.get(index + 1) == Some(&':')
+                    && chars.get(index + 2).is_some_and(|&next| is_word_char(next))
+                {
+                    // A qualifier with a sub-qualifier, as in
+                    // `mbarrier.init.shared::cta.b64` (PTX ISA 9.7.13.15):
+                    // one opcode word.
+                    index += 2;
+                } else {
+                    break;
+                }
             }
             TokenKind::Word(chars[start..index].iter().collect())
         } else if c == '.' && chars.get(index + 1).is_some_and(|&next| is_word_char(next)) {

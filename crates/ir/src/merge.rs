@@ -1090,6 +1090,66 @@ pub fn read_registers(instr: &Instr) -> Vec<RegId> {
             operand(function);
         }
         Op::NanoSleep { duration } => operand(duration),
+        // Asynchronous copies and mbarriers: two addresses at most, the
+        // second's register listed as an operand.
+        Op::CpAsync {
+            dst,
+            src,
+            src_size,
+            ignore_src,
+            cache_policy,
+            ..
+        } => {
+            address = address_reg(dst);
+            if let Some(reg) = address_reg(src) {
+                regs.push(reg);
+            }
+            let mut operand = |value: &Operand| {
+                if let Operand::Reg(reg) = value {
+                    regs.push(*reg);
+                }
+            };
+            src_size.iter().for_each(&mut operand);
+            ignore_src.iter().for_each(|pred| operand(&pred.value));
+            cache_policy.iter().for_each(&mut operand);
+        }
+        Op::CpAsyncBulk {
+            dst,
+            src,
+            size,
+            mbarrier,
+        } => {
+            operand(size);
+            address = address_reg(dst);
+            regs.extend(address_reg(src));
+            regs.extend(address_reg(mbarrier));
+        }
+        Op::CpAsyncMbarrierArrive { addr, .. } => address = address_reg(addr),
+        Op::Mbarrier { op, addr, .. } => {
+            address = address_reg(addr);
+            match op {
+                crate::MbarrierOp::Init { count: value }
+                | crate::MbarrierOp::ExpectTx { bytes: value }
+                | crate::MbarrierOp::CompleteTx { bytes: value } => operand(value),
+                crate::MbarrierOp::Arrive {
+                    count, expect_tx, ..
+                } => {
+                    count.iter().for_each(&mut operand);
+                    expect_tx.iter().for_each(&mut operand);
+                }
+                crate::MbarrierOp::Wait {
+                    phase,
+                    suspend_hint,
+                    ..
+                } => {
+                    operand(phase);
+                    suspend_hint.iter().for_each(&mut operand);
+                }
+                crate::MbarrierOp::Invalidate => {}
+            }
+        }
+        Op::MbarrierPendingCount { state, .. } => operand(state),
+        Op::CpAsyncCommitGroup | Op::CpAsyncWait { .. } => {}
         Op::ActiveMask { .. } | Op::Fence { .. } | Op::Branch { .. } | Op::Trap | Op::Exit => {}
         // Integer dot products, carry chains, mad24, redux.sync.f32 and narrow-float conversions.
         Op::DotProduct { a, b, c, .. } | Op::MulAdd24 { a, b, c, .. } => {

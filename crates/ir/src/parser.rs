@@ -2011,8 +2011,258 @@ impl<'a> Parser<'a> {
                 let duration = self.parse_operand(scope, ty)?;
                 Ok(Op::NanoSleep { duration })
             }
+            // Asynchronous copies and mbarriers: `parser` keeps their
+            // grammar in one place below.
+            "cp" => self.parse_cp_async(scope, mods, opcode),
+            "mbarrier" => self.parse_mbarrier(scope, mods, opcode),
             _ => Err(self.error_at(opcode, format!("unknown instruction `{mnemonic}`"))),
         }
+    }
+
+    /// `cp.async...` (PTX ISA 9.7.9.25): the copy, `commit_group`,
+    /// `wait_group`, `wait_all`, `mbarrier.arrive`, and the bulk copy into
+    /// shared memory that completes on an mbarrier (9.7.9.25.4.1).
+    fn parse_cp_async(
+        &mut self,
+        scope: &KernelScope,
+        mods: &mut Modifiers,
+        opcode: &Token,
+    ) -> Result<Op> {
+        if !mods.take("async") {
+            return Err(self.error_at(opcode, "the only `cp` instructions are `cp.async...`"));
+        }
+        if mods.take("commit_group") {
+            return Ok(Op::CpAsyncCommitGroup);
+        }
+        if mods.take("wait_all") {
+            return Ok(Op::CpAsyncWait { pending: None });
+        }
+        if mods.take("wait_group") {
+            let token = self.peek().clone();
+            let pending = match self.parse_operand(scope, ScalarType::U32)? {
+                Operand::Imm { bits, .. } => u32::try_from(bits).ok(),
+                _ => None,
+            }
+            .ok_or_else(|| {
+                self.error_at(&token, "`cp.async.wait_group` takes a constant group count")
+            })?;
+            return Ok(Op::CpAsyncWait {
+                pending: Some(pending),
+            });
+        }
+        if mods.take("mbarrier") {
+            if !mods.take("arrive") {
+                return Err(self.error_at(opcode, "expected `cp.async.mbarrier.arrive`"));
+            }
+            let noinc = mods.take("noinc");
+            if !mods.take("shared") {
+                mods.take("shared::cta");
+            }
+            if self.take_type(mods, opcode)? != ScalarType::B64 {
+                return Err(self.error_at(opcode, "`cp.async.mbarrier.arrive` takes `.b64`"));
+            }
+            let addr = self.parse_address(scope)?;
+            return Ok(Op::CpAsyncMbarrierArrive { noinc, addr });
+        }
+        if mods.take("bulk") {
+            let spelled = ["shared::cluster", "global", "mbarrier::complete_tx::bytes"]
+                .iter()
+                .all(|name| mods.take(name));
+            if !spelled {
+                return Err(self.error_at(
+                    opcode,
+                    "warpsim knows the bulk copy `cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes` only",
+                ));
+            }
+            let dst = self.parse_address(scope)?;
+            self.expect_punct(',')?;
+            let src = self.parse_address(scope)?;
+            let [size] = self.parse_sources(scope, [ScalarType::U32])?;
+            self.expect_punct(',')?;
+            let mbarrier = self.parse_address(scope)?;
+            return Ok(Op::CpAsyncBulk {
+                dst,
+                src,
+                size,
+                mbarrier,
+            });
+        }
+        let bypass_l1 = if mods.take("cg") {
+            true
+        } else if mods.take("ca") {
+            false
+        } else {
+            return Err(self.error_at(opcode, "`cp.async` needs `.ca` or `.cg`"));
+        };
+        if !(mods.take("shared") || mods.take("shared::cta")) || !mods.take("global") {
+            return Err(self.error_at(opcode, "`cp.async` copies `.shared.global`"));
+        }
+        let cache_hint = mods.take("L2::cache_hint");
+        let prefetch = [64, 128, 256]
+            .into_iter()
+            .find(|bytes| mods.take(&format!("L2::{bytes}B")));
+        let dst = self.parse_address(scope)?;
+        self.expect_punct(',')?;
+        let src = self.parse_address(scope)?;
+        let [size_operand] = self.parse_sources(scope, [ScalarType::U32])?;
+        let size = match size_operand {
+            Operand::Imm { bits, .. } => u32::try_from(bits).unwrap_or(u32::MAX),
+            _ => {
+                let token = self.tokens[self.position - 1].clone();
+                return Err(self.error_at(&token, "the `cp.async` size is a constant: 4, 8 or 16"));
+            }
+        };
+        // After the size: a source size (a number) or the ignore-src
+        // predicate, then the cache policy when `.L2::cache_hint` asks for one.
+        let mut src_size = None;
+        let mut ignore_src = None;
+        let mut cache_policy = None;
+        if self.eat_punct(',') {
+            if self.is_pred_operand_next(scope) {
+                ignore_src = Some(self.parse_pred_operand(scope)?);
+            } else {
+                let operand = self.parse_operand(scope, ScalarType::U32)?;
+                if cache_hint
+                    && !self.is_punct(',')
+                    && matches!(operand, Operand::Reg(reg) if scope.kernel.reg(reg).ty.bits() == 64)
+                {
+                    cache_policy = Some(operand);
+                } else {
+                    src_size = Some(operand);
+                }
+            }
+        }
+        if cache_hint && cache_policy.is_none() {
+            let [policy] = self.parse_sources(scope, [ScalarType::B64])?;
+            cache_policy = Some(policy);
+        }
+        Ok(Op::CpAsync {
+            bypass_l1,
+            size,
+            dst,
+            src,
+            src_size,
+            ignore_src,
+            cache_policy,
+            prefetch,
+        })
+    }
+
+    /// `mbarrier.op...` (PTX ISA 9.7.13.15). Memory-ordering qualifiers
+    /// (`.release`, `.acquire`, `.relaxed`, `.cta`, `.cluster`) are
+    /// accepted: a block's threads see every mbarrier operation in order.
+    fn parse_mbarrier(
+        &mut self,
+        scope: &KernelScope,
+        mods: &mut Modifiers,
+        opcode: &Token,
+    ) -> Result<Op> {
+        let Some(name) = mods.list.first().cloned() else {
+            return Err(self.error_at(opcode, "`mbarrier` needs an operation"));
+        };
+        mods.take(&name);
+        for qualifier in ["release", "acquire", "relaxed", "cta", "cluster"] {
+            mods.take(qualifier);
+        }
+        let expect_tx = mods.take("expect_tx");
+        let parity = mods.take("parity");
+        let space = if mods.take("shared") || mods.take("shared::cta") {
+            StateSpace::Shared
+        } else {
+            StateSpace::Generic
+        };
+        if self.take_type(mods, opcode)? != ScalarType::B64 {
+            return Err(self.error_at(opcode, "`mbarrier` instructions take `.b64`"));
+        }
+        let sink = |parser: &mut Self| -> Result<Option<RegId>> {
+            if parser.peek().kind == TokenKind::Word("_".to_string()) {
+                parser.next();
+                Ok(None)
+            } else {
+                Ok(Some(parser.parse_destination(scope)?))
+            }
+        };
+        let op = match name.as_str() {
+            "pending_count" => {
+                let dst = self.parse_destination(scope)?;
+                let [state] = self.parse_sources(scope, [ScalarType::B64])?;
+                return Ok(Op::MbarrierPendingCount { dst, state });
+            }
+            "init" | "expect_tx" | "complete_tx" | "inval" => {
+                let addr = self.parse_address(scope)?;
+                let op = match name.as_str() {
+                    "init" => MbarrierOp::Init {
+                        count: self.parse_sources(scope, [ScalarType::U32])?[0],
+                    },
+                    "expect_tx" => MbarrierOp::ExpectTx {
+                        bytes: self.parse_sources(scope, [ScalarType::U32])?[0],
+                    },
+                    "complete_tx" => MbarrierOp::CompleteTx {
+                        bytes: self.parse_sources(scope, [ScalarType::U32])?[0],
+                    },
+                    _ => MbarrierOp::Invalidate,
+                };
+                return Ok(Op::Mbarrier { op, space, addr });
+            }
+            "arrive" | "arrive_drop" => {
+                let state = sink(self)?;
+                self.expect_punct(',')?;
+                let addr = self.parse_address(scope)?;
+                let extra = if self.eat_punct(',') {
+                    Some(self.parse_operand(scope, ScalarType::U32)?)
+                } else {
+                    None
+                };
+                let (count, expect_tx) = if expect_tx {
+                    (None, extra)
+                } else {
+                    (extra, None)
+                };
+                if expect_tx.is_some() != mods.was_taken("expect_tx") {
+                    return Err(self.error_at(opcode, "`arrive.expect_tx` takes a byte count"));
+                }
+                (
+                    MbarrierOp::Arrive {
+                        drop: name == "arrive_drop",
+                        state,
+                        count,
+                        expect_tx,
+                    },
+                    addr,
+                )
+            }
+            "test_wait" | "try_wait" => {
+                let done = self.parse_destination(scope)?;
+                self.expect_punct(',')?;
+                let addr = self.parse_address(scope)?;
+                let phase_ty = if parity {
+                    ScalarType::U32
+                } else {
+                    ScalarType::B64
+                };
+                let [phase] = self.parse_sources(scope, [phase_ty])?;
+                let suspend_hint = if name == "try_wait" && self.eat_punct(',') {
+                    Some(self.parse_operand(scope, ScalarType::U32)?)
+                } else {
+                    None
+                };
+                (
+                    MbarrierOp::Wait {
+                        try_wait: name == "try_wait",
+                        parity,
+                        done,
+                        phase,
+                        suspend_hint,
+                    },
+                    addr,
+                )
+            }
+            other => {
+                return Err(self.error_at(opcode, format!("unknown `mbarrier` operation `{other}`")))
+            }
+        };
+        let (op, addr) = op;
+        Ok(Op::Mbarrier { op, space, addr })
     }
 
     /// `mov.ty d, a`, and the vector forms that pack or unpack two or four

@@ -830,6 +830,112 @@ fn write_instruction(out: &mut String, kernel: &Kernel, instr: &Instr) -> fmt::R
             reg(*dst),
             operand(src)
         ),
+        // Asynchronous copies and mbarriers.
+        Op::CpAsync {
+            bypass_l1,
+            size,
+            dst,
+            src,
+            src_size,
+            ignore_src,
+            cache_policy,
+            prefetch,
+        } => {
+            let cache = if *bypass_l1 { "cg" } else { "ca" };
+            write!(out, "cp.async.{cache}.shared.global")?;
+            if cache_policy.is_some() {
+                write!(out, ".L2::cache_hint")?;
+            }
+            if let Some(bytes) = prefetch {
+                write!(out, ".L2::{bytes}B")?;
+            }
+            write!(
+                out,
+                " {}, {}, {size}",
+                address_text(kernel, dst),
+                address_text(kernel, src)
+            )?;
+            if let Some(src_size) = src_size {
+                write!(out, ", {}", operand(src_size))?;
+            }
+            if let Some(ignore_src) = ignore_src {
+                write!(out, ", {}", pred(ignore_src))?;
+            }
+            if let Some(policy) = cache_policy {
+                write!(out, ", {}", operand(policy))?;
+            }
+            Ok(())
+        }
+        Op::CpAsyncCommitGroup => write!(out, "cp.async.commit_group"),
+        Op::CpAsyncWait { pending: None } => write!(out, "cp.async.wait_all"),
+        Op::CpAsyncWait {
+            pending: Some(pending),
+        } => write!(out, "cp.async.wait_group {pending}"),
+        Op::CpAsyncMbarrierArrive { noinc, addr } => write!(
+            out,
+            "cp.async.mbarrier.arrive{}.shared.b64 {}",
+            if *noinc { ".noinc" } else { "" },
+            address_text(kernel, addr)
+        ),
+        Op::CpAsyncBulk {
+            dst,
+            src,
+            size,
+            mbarrier,
+        } => write!(
+            out,
+            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes {}, {}, {}, {}",
+            address_text(kernel, dst),
+            address_text(kernel, src),
+            operand(size),
+            address_text(kernel, mbarrier)
+        ),
+        Op::Mbarrier { op, space, addr } => {
+            write!(out, "mbarrier.{}", op.name())?;
+            if *space != StateSpace::Generic {
+                write!(out, ".{}", space.name())?;
+            }
+            write!(out, ".b64 ")?;
+            let addr = address_text(kernel, addr);
+            match op {
+                MbarrierOp::Init { count: value }
+                | MbarrierOp::ExpectTx { bytes: value }
+                | MbarrierOp::CompleteTx { bytes: value } => {
+                    write!(out, "{addr}, {}", operand(value))
+                }
+                MbarrierOp::Invalidate => write!(out, "{addr}"),
+                MbarrierOp::Arrive {
+                    state,
+                    count,
+                    expect_tx,
+                    ..
+                } => {
+                    write!(out, "{}, {addr}", state.map_or("_", reg))?;
+                    if let Some(extra) = count.as_ref().or(expect_tx.as_ref()) {
+                        write!(out, ", {}", operand(extra))?;
+                    }
+                    Ok(())
+                }
+                MbarrierOp::Wait {
+                    done,
+                    phase,
+                    suspend_hint,
+                    ..
+                } => {
+                    write!(out, "{}, {addr}, {}", reg(*done), operand(phase))?;
+                    if let Some(hint) = suspend_hint {
+                        write!(out, ", {}", operand(hint))?;
+                    }
+                    Ok(())
+                }
+            }
+        }
+        Op::MbarrierPendingCount { dst, state } => write!(
+            out,
+            "mbarrier.pending_count.b64 {}, {}",
+            reg(*dst),
+            operand(state)
+        ),
     }
 }
 

@@ -934,6 +934,127 @@ impl Checker<'_> {
             Op::NanoSleep { duration } => {
                 self.expect_operand(duration, ScalarType::U32, "duration");
             }
+            // Asynchronous copies and mbarriers (PTX ISA 9.7.9.25, 9.7.13.15).
+            Op::CpAsync {
+                bypass_l1,
+                size,
+                dst,
+                src,
+                src_size,
+                ignore_src,
+                cache_policy,
+                ..
+            } => {
+                if ![4, 8, 16].contains(size) {
+                    self.problem(format!("`cp.async` copies 4, 8 or 16 bytes, not {size}"));
+                } else if *bypass_l1 && *size != 16 {
+                    self.problem(format!(
+                        "`cp.async.cg` copies 16 bytes, not {size} (`.ca` copies 4 or 8)"
+                    ));
+                }
+                self.check_address(StateSpace::Shared, dst);
+                self.check_address(StateSpace::Global, src);
+                if let Some(src_size) = src_size {
+                    self.expect_operand(src_size, ScalarType::U32, "source size");
+                    if let Operand::Imm { bits, .. } = src_size {
+                        if *bits > u64::from(*size) {
+                            self.problem(format!(
+                                "`cp.async` source size {bits} is larger than the copy's {size} bytes"
+                            ));
+                        }
+                    }
+                }
+                if let Some(ignore_src) = ignore_src {
+                    self.expect_pred(ignore_src, "ignore-src predicate");
+                }
+                if let Some(policy) = cache_policy {
+                    self.expect_operand(policy, ScalarType::B64, "cache policy");
+                }
+            }
+            Op::CpAsyncCommitGroup | Op::CpAsyncWait { .. } => {}
+            Op::CpAsyncMbarrierArrive { addr, .. } => self.check_address(StateSpace::Shared, addr),
+            Op::CpAsyncBulk {
+                dst,
+                src,
+                size,
+                mbarrier,
+            } => {
+                self.check_address(StateSpace::Shared, dst);
+                self.check_address(StateSpace::Global, src);
+                self.check_address(StateSpace::Shared, mbarrier);
+                self.expect_operand(size, ScalarType::U32, "size");
+                if let Operand::Imm { bits, .. } = size {
+                    if *bits == 0 || bits % 16 != 0 {
+                        self.problem(format!(
+                            "`cp.async.bulk` copies a multiple of 16 bytes, not {bits}"
+                        ));
+                    }
+                }
+            }
+            Op::Mbarrier { op, space, addr } => {
+                self.check_address(*space, addr);
+                match op {
+                    MbarrierOp::Init { count } => {
+                        self.expect_operand(count, ScalarType::U32, "arrival count");
+                        if let Operand::Imm { bits, .. } = count {
+                            if *bits == 0 || *bits > MBARRIER_MAX_COUNT {
+                                self.problem(format!(
+                                    "an mbarrier expects 1 to {MBARRIER_MAX_COUNT} arrivals, not {bits}"
+                                ));
+                            }
+                        }
+                    }
+                    MbarrierOp::Arrive {
+                        state,
+                        count,
+                        expect_tx,
+                        ..
+                    } => {
+                        if let Some(state) = state {
+                            self.expect_register(*state, ScalarType::B64, "state");
+                        }
+                        if let Some(count) = count {
+                            self.expect_operand(count, ScalarType::U32, "arrival count");
+                            if let Operand::Imm { bits, .. } = count {
+                                if *bits == 0 || *bits > MBARRIER_MAX_COUNT {
+                                    self.problem(format!(
+                                        "an mbarrier arrival counts 1 to {MBARRIER_MAX_COUNT}, not {bits}"
+                                    ));
+                                }
+                            }
+                        }
+                        if let Some(bytes) = expect_tx {
+                            self.expect_operand(bytes, ScalarType::U32, "transaction bytes");
+                        }
+                    }
+                    MbarrierOp::ExpectTx { bytes } | MbarrierOp::CompleteTx { bytes } => {
+                        self.expect_operand(bytes, ScalarType::U32, "transaction bytes");
+                    }
+                    MbarrierOp::Wait {
+                        parity,
+                        done,
+                        phase,
+                        suspend_hint,
+                        ..
+                    } => {
+                        self.expect_register(*done, ScalarType::Pred, "wait result");
+                        let phase_ty = if *parity {
+                            ScalarType::U32
+                        } else {
+                            ScalarType::B64
+                        };
+                        self.expect_operand(phase, phase_ty, "phase");
+                        if let Some(hint) = suspend_hint {
+                            self.expect_operand(hint, ScalarType::U32, "suspend-time hint");
+                        }
+                    }
+                    MbarrierOp::Invalidate => {}
+                }
+            }
+            Op::MbarrierPendingCount { dst, state } => {
+                self.expect_register(*dst, ScalarType::U32, "pending count");
+                self.expect_operand(state, ScalarType::B64, "state");
+            }
             Op::Trap => {}
             Op::Branch { target } => {
                 if target.index() >= self.kernel.labels.len() {

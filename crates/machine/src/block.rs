@@ -185,6 +185,8 @@ pub(crate) struct BlockState {
     /// Global loads of the explore model not yet performed
     /// (`weak_memory::PendingLoad`), in program order.
     pub(crate) pending_loads: Vec<crate::weak_memory::PendingLoad>,
+    /// The block's `cp.async` copies in flight and its mbarriers.
+    pub(crate) async_copies: crate::async_copy::AsyncState,
 }
 
 impl<'a> BlockRunner<'a> {
@@ -228,6 +230,7 @@ impl<'a> BlockRunner<'a> {
                 stores: StoreBuffer::for_launch(env),
                 races: env.check_races.then(|| SharedRaces::new(shared_bytes)),
                 pending_loads: Vec::new(),
+                async_copies: Default::default(),
             },
         }
     }
@@ -521,6 +524,8 @@ impl<'a> BlockRunner<'a> {
                     let global = matches!(resolve(space, address), Target::Global(_));
                     Some((self.describe_address(space, address), global))
                 });
+                let mbarrier =
+                    self.mbarrier_wait_in(warp.warp, first_lane.min(31), loop_start..=loop_end);
                 error.spinning.push(SpinLoop {
                     warp: warp.warp,
                     pc: path.pc,
@@ -528,17 +533,82 @@ impl<'a> BlockRunner<'a> {
                     loop_end,
                     polls_global: polled.as_ref().is_some_and(|(_, global)| *global),
                     polled: polled.map(|(text, _)| text),
+                    mbarrier,
                 });
             }
         }
         let blocks: u64 = self.env.grid.iter().map(|&dim| u64::from(dim)).product();
         let across_blocks = blocks > 1 && error.spinning.iter().any(|spin| spin.polls_global);
-        error.kind = FaultKind::Livelock {
-            window,
-            across_blocks,
-            not_resident: None,
+        // Threads that spin only on mbarrier waits, the others waiting for
+        // them or done: the phases cannot complete, as the repeated state
+        // proves (an arrival, a transaction completed or a copy landing is
+        // progress, and there was none), so the block is deadlocked on its
+        // mbarriers rather than polling memory someone else might change.
+        let on_mbarriers =
+            !error.spinning.is_empty() && error.spinning.iter().all(|spin| spin.mbarrier.is_some());
+        error.kind = if on_mbarriers {
+            FaultKind::MbarrierDeadlock { window }
+        } else {
+            FaultKind::Livelock {
+                window,
+                across_blocks,
+                not_resident: None,
+            }
         };
         error
+    }
+
+    /// The first mbarrier wait (`test_wait`/`try_wait`) among the
+    /// instructions `pcs` of a spin loop, with the mbarrier `lane` of warp
+    /// `warp` waits on and what for.
+    fn mbarrier_wait_in(
+        &self,
+        warp: u32,
+        lane: usize,
+        pcs: std::ops::RangeInclusive<u32>,
+    ) -> Option<MbarrierWait> {
+        let program = self.env.program;
+        pcs.into_iter().find_map(|pc| {
+            let Kind::Mbarrier {
+                action: MbarrierAction::Wait { parity, phase, .. },
+                space,
+                addr,
+            } = program.code[pc as usize].kind
+            else {
+                return None;
+            };
+            let values = &self.warps[warp as usize].values;
+            let address = lane_address(values, addr, lane);
+            let offset = match resolve(space, address) {
+                Target::Shared(offset) => offset as u32,
+                _ => return None,
+            };
+            let operand = values[phase as usize * WARP_SIZE + lane];
+            let awaited = if parity {
+                AwaitedPhase::Parity((operand & 1) as u32)
+            } else {
+                AwaitedPhase::Phase((operand >> 32) as u32)
+            };
+            let state = self
+                .state
+                .async_copies
+                .mbarriers
+                .get(&offset)
+                .map(|barrier| {
+                    (
+                        barrier.phase,
+                        barrier.pending,
+                        barrier.expected,
+                        barrier.tx_count,
+                    )
+                });
+            Some(MbarrierWait {
+                pc,
+                offset,
+                awaited,
+                state,
+            })
+        })
     }
 
     /// An address as a person would name it: the global buffer and offset,
@@ -583,6 +653,7 @@ impl<'a> BlockRunner<'a> {
         if let Some(races) = &mut self.state.races {
             races.reset();
         }
+        self.state.async_copies.reset();
         self.state.pending_loads.clear();
         self.state.barriers = [Barrier::default(); 16];
         self.state.live_threads = threads;

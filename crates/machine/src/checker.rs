@@ -42,7 +42,7 @@
 //!   H100 runs such a kernel as if the id were valid.
 
 use crate::config::BarrierSemantics;
-use crate::error::{ExecError, FaultKind, Waiting};
+use crate::error::{ExecError, FaultKind, SpinLoop, Waiting};
 use crate::findings::{
     add_lanes, thread_count, thread_ranges, Finding, FindingKind, Severity, Site, WarpLanes,
 };
@@ -715,6 +715,10 @@ impl Finding {
             FaultKind::InvalidBarrier { message } => {
                 (FindingKind::InvalidBarrier, message.clone())
             }
+            FaultKind::MbarrierDeadlock { .. } => (
+                FindingKind::MbarrierDeadlock,
+                "mbarrier deadlock: threads wait on mbarrier phases that can never complete: no thread that has not arrived will arrive, and no copy in flight completes their transactions".to_string(),
+            ),
             _ => return None,
         };
         let mut finding = Finding::new(kind, Severity::Error, message);
@@ -759,6 +763,18 @@ impl Finding {
                         None,
                         "waiting here for the other paths of its warp to reconverge".to_string(),
                         false,
+                    ),
+                    (
+                        Waiting::Running,
+                        Some(SpinLoop {
+                            mbarrier: Some(wait),
+                            ..
+                        }),
+                    ) => (
+                        wait.pc,
+                        None,
+                        format!("stuck here: waiting for {}", wait.describe()),
+                        true,
                     ),
                     (Waiting::Running, Some(spin)) => {
                         let polled = match &spin.polled {

@@ -76,6 +76,55 @@ pub struct SpinLoop {
     pub polled: Option<String>,
     /// Whether that address is in global memory.
     pub polls_global: bool,
+    /// The loop's `mbarrier.try_wait`/`test_wait` and the mbarrier it
+    /// waits on, when the loop has one.
+    pub mbarrier: Option<MbarrierWait>,
+}
+
+/// A spin loop's wait on an mbarrier (PTX ISA 9.7.13.15.16,
+/// `mbarrier.test_wait`/`try_wait`): where it waits, what it waits for and
+/// where the mbarrier stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MbarrierWait {
+    /// The wait instruction.
+    pub pc: u32,
+    /// The mbarrier's shared-memory offset.
+    pub offset: u32,
+    /// What the first waiting lane waits for: the end of the phase with
+    /// this parity (`.parity`), or of this phase (a state from `arrive`).
+    pub awaited: AwaitedPhase,
+    /// The mbarrier's current phase, the arrivals still pending in it and
+    /// expected in each, and the transaction bytes pending; `None` when no
+    /// mbarrier is initialized there.
+    pub state: Option<(u32, u32, u32, i64)>,
+}
+
+/// The phase a wait on an mbarrier waits to see completed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AwaitedPhase {
+    Parity(u32),
+    Phase(u32),
+}
+
+impl MbarrierWait {
+    /// `the mbarrier at shared offset 0x8 to complete its phase of parity
+    /// 0 (now in phase 0: 1 of 2 arrivals pending, 0 transaction bytes)`.
+    pub fn describe(&self) -> String {
+        let awaited = match self.awaited {
+            AwaitedPhase::Parity(parity) => format!("its phase of parity {parity}"),
+            AwaitedPhase::Phase(phase) => format!("phase {phase}"),
+        };
+        let state = match self.state {
+            Some((phase, pending, expected, tx_count)) => format!(
+                "now in phase {phase}: {pending} of {expected} arrivals pending, {tx_count} transaction bytes pending"
+            ),
+            None => "not initialized".to_string(),
+        };
+        format!(
+            "the mbarrier at shared offset {:#x} to complete {awaited} ({state})",
+            self.offset
+        )
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -128,6 +177,14 @@ pub enum FaultKind {
     },
     InstructionLimit {
         limit: u64,
+    },
+    /// Every thread that has not finished either spins on an mbarrier wait
+    /// (`try_wait`/`test_wait` in a loop) or waits for the spinning ones,
+    /// and the block came back to a state it had been in: no thread
+    /// arrives and no copy in flight completes a transaction, so the
+    /// phases they wait for never complete (`window` as for a livelock).
+    MbarrierDeadlock {
+        window: u64,
     },
     /// A thread's `assert` failed (`__assertfail`): the asserted expression,
     /// and the file, line and function the program names; `threads` are the

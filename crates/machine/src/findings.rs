@@ -51,6 +51,9 @@ pub enum FindingKind {
     /// Two strong accesses to the same global bytes, one writing, whose
     /// scopes do not include each other's thread (`.cta` across blocks).
     ScopeRace,
+    /// Threads spin on mbarrier waits whose phases nothing can complete
+    /// (`async_copy.rs`, PTX ISA 9.7.13.15).
+    MbarrierDeadlock,
 }
 
 impl FindingKind {
@@ -68,6 +71,7 @@ impl FindingKind {
             FindingKind::SharedRace => "shared-race",
             FindingKind::DataRace => "data-race",
             FindingKind::ScopeRace => "scope-race",
+            FindingKind::MbarrierDeadlock => "mbarrier-deadlock",
         }
     }
 }

@@ -23,6 +23,7 @@
 
 mod access;
 pub mod arith;
+mod async_copy;
 pub mod block;
 mod checker;
 mod clocks;

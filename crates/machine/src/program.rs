@@ -772,6 +772,37 @@ pub enum Kind {
     Trap,
     /// An instruction with no effect on the machine's state (`nanosleep`).
     Nop,
+    // Asynchronous copies and mbarriers (`async_copy.rs`).
+    CpAsync {
+        size: u8,
+        dst: LoweredAddress,
+        src: LoweredAddress,
+        src_size: Option<ValueReg>,
+        ignore_src: Option<(PredReg, bool)>,
+    },
+    CpAsyncCommitGroup,
+    CpAsyncWait {
+        pending: Option<u32>,
+    },
+    CpAsyncMbarrierArrive {
+        noinc: bool,
+        addr: LoweredAddress,
+    },
+    CpAsyncBulk {
+        dst: LoweredAddress,
+        src: LoweredAddress,
+        size: ValueReg,
+        mbarrier: LoweredAddress,
+    },
+    Mbarrier {
+        action: MbarrierAction,
+        space: StateSpace,
+        addr: LoweredAddress,
+    },
+    MbarrierPendingCount {
+        dst: ValueReg,
+        state: ValueReg,
+    },
     /// `cvta`: adds (to generic) or subtracts (to the space) the base of the
     /// space's window in the generic address space; `bits` is the width.
     Cvta {
@@ -862,6 +893,36 @@ pub enum Kind {
         dst: ValueReg,
         src: ValueReg,
     },
+}
+
+/// What a lowered `mbarrier` instruction does (`ir::MbarrierOp` with its
+/// operands as registers).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MbarrierAction {
+    Init {
+        count: ValueReg,
+    },
+    Arrive {
+        drop: bool,
+        state: Option<ValueReg>,
+        count: Option<ValueReg>,
+        expect_tx: Option<ValueReg>,
+    },
+    ExpectTx {
+        bytes: ValueReg,
+    },
+    CompleteTx {
+        bytes: ValueReg,
+    },
+    Wait {
+        /// `try_wait` (which waits a while before it fails) rather than
+        /// `test_wait`: only the timing model tells them apart.
+        try_wait: bool,
+        parity: bool,
+        done: PredReg,
+        phase: ValueReg,
+    },
+    Invalidate,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -2117,6 +2178,87 @@ impl Lowerer<'_> {
                 addr: self.address(addr)?,
                 a: self.value(a)?,
                 b: self.optional_value(b)?,
+            },
+            // Asynchronous copies and mbarriers.
+            Op::CpAsync {
+                size,
+                dst,
+                src,
+                src_size,
+                ignore_src,
+                ..
+            } => Kind::CpAsync {
+                size: *size as u8,
+                dst: self.address(dst)?,
+                src: self.address(src)?,
+                src_size: self.optional_value(src_size)?,
+                ignore_src: ignore_src
+                    .as_ref()
+                    .map(|pred| self.pred(pred))
+                    .transpose()?,
+            },
+            Op::CpAsyncCommitGroup => Kind::CpAsyncCommitGroup,
+            Op::CpAsyncWait { pending } => Kind::CpAsyncWait { pending: *pending },
+            Op::CpAsyncMbarrierArrive { noinc, addr } => Kind::CpAsyncMbarrierArrive {
+                noinc: *noinc,
+                addr: self.address(addr)?,
+            },
+            Op::CpAsyncBulk {
+                dst,
+                src,
+                size,
+                mbarrier,
+            } => Kind::CpAsyncBulk {
+                dst: self.address(dst)?,
+                src: self.address(src)?,
+                size: self.value(size)?,
+                mbarrier: self.address(mbarrier)?,
+            },
+            Op::Mbarrier { op, space, addr } => {
+                let action = match op {
+                    ir::MbarrierOp::Init { count } => MbarrierAction::Init {
+                        count: self.value(count)?,
+                    },
+                    ir::MbarrierOp::Arrive {
+                        drop,
+                        state,
+                        count,
+                        expect_tx,
+                    } => MbarrierAction::Arrive {
+                        drop: *drop,
+                        state: state.map(|reg| self.dst(reg)),
+                        count: self.optional_value(count)?,
+                        expect_tx: self.optional_value(expect_tx)?,
+                    },
+                    ir::MbarrierOp::ExpectTx { bytes } => MbarrierAction::ExpectTx {
+                        bytes: self.value(bytes)?,
+                    },
+                    ir::MbarrierOp::CompleteTx { bytes } => MbarrierAction::CompleteTx {
+                        bytes: self.value(bytes)?,
+                    },
+                    ir::MbarrierOp::Wait {
+                        try_wait,
+                        parity,
+                        done,
+                        phase,
+                        ..
+                    } => MbarrierAction::Wait {
+                        try_wait: *try_wait,
+                        parity: *parity,
+                        done: self.dst(*done),
+                        phase: self.value(phase)?,
+                    },
+                    ir::MbarrierOp::Invalidate => MbarrierAction::Invalidate,
+                };
+                Kind::Mbarrier {
+                    action,
+                    space: *space,
+                    addr: self.address(addr)?,
+                }
+            }
+            Op::MbarrierPendingCount { dst, state } => Kind::MbarrierPendingCount {
+                dst: self.dst(*dst),
+                state: self.value(state)?,
             },
             Op::Barrier {
                 kind,

@@ -150,6 +150,12 @@ pub(crate) struct SharedRaces {
     words: Vec<WordShadow>,
     /// By (hazard, earlier pc, later pc), in the order first seen.
     races: IndexMap<(Hazard, u32, u32), Race>,
+    /// Per word, the `cp.async` in flight that writes it: its pc and thread
+    /// (`NO_THREAD` when none), until a wait completes it.
+    async_writes: Vec<(u32, u16)>,
+    /// Accesses of bytes a `cp.async` in flight writes, by (copy pc,
+    /// access pc, whether the access writes).
+    async_races: IndexMap<(u32, u32, bool), Race>,
 }
 
 impl SharedRaces {
@@ -157,6 +163,8 @@ impl SharedRaces {
         SharedRaces {
             words: vec![FRESH_WORD; shared_bytes.div_ceil(4)],
             races: IndexMap::new(),
+            async_writes: vec![(0, NO_THREAD); shared_bytes.div_ceil(4)],
+            async_races: IndexMap::new(),
         }
     }
 
@@ -164,6 +172,57 @@ impl SharedRaces {
     pub fn reset(&mut self) {
         self.words.fill(FRESH_WORD);
         self.races.clear();
+        self.async_writes.fill((0, NO_THREAD));
+        self.async_races.clear();
+    }
+
+    /// A `cp.async` by `thread` at `pc` will write `len` bytes at shared
+    /// `offset` when it completes: until then, any access of them races
+    /// with it, even by the same thread.
+    pub fn async_write_issued(&mut self, thread: u32, pc: u32, offset: u64, len: u32) {
+        let words = offset / 4..(offset + u64::from(len)).div_ceil(4);
+        for word in words {
+            if let Some(slot) = self.async_writes.get_mut(word as usize) {
+                *slot = (pc, thread as u16);
+            }
+        }
+    }
+
+    /// The `cp.async` completed at a wait: its bytes are now its thread's
+    /// write, ordered like any other.
+    pub fn async_write_completed(&mut self, accessor: Accessor, offset: u64, len: u32) {
+        let words = offset / 4..(offset + u64::from(len)).div_ceil(4);
+        for word in words {
+            if let Some(slot) = self.async_writes.get_mut(word as usize) {
+                if slot.0 == accessor.pc && slot.1 == accessor.thread as u16 {
+                    *slot = (0, NO_THREAD);
+                }
+            }
+        }
+        self.observe(accessor, offset, len, true);
+    }
+
+    /// An access of bytes that a `cp.async` in flight writes.
+    #[cold]
+    fn record_async(&mut self, copy: (u32, u16), accessor: Accessor, write: bool, word: u64) {
+        let race = self
+            .async_races
+            .entry((copy.0, accessor.pc, write))
+            .or_insert_with(|| Race {
+                earlier_threads: Vec::new(),
+                later_threads: Vec::new(),
+                same_warp: false,
+                first: word * 4,
+                end: word * 4 + 4,
+            });
+        let lanes = |thread: u32| WarpLanes {
+            warp: thread / WARP_SIZE as u32,
+            lanes: 1 << (thread % WARP_SIZE as u32),
+        };
+        add_lanes(&mut race.earlier_threads, lanes(u32::from(copy.1)));
+        add_lanes(&mut race.later_threads, lanes(accessor.thread));
+        race.first = race.first.min(word * 4);
+        race.end = race.end.max(word * 4 + 4);
     }
 
     /// `accessor` reads (or writes, when `write`) `len` bytes at shared
@@ -172,6 +231,12 @@ impl SharedRaces {
         let end = offset + u64::from(len);
         let mut word = offset / 4;
         while word * 4 < end {
+            if let Some(&copy) = self.async_writes.get(word as usize) {
+                // The completion of the copy itself is not a race with it.
+                if copy.1 != NO_THREAD && copy.0 != accessor.pc {
+                    self.record_async(copy, accessor, write, word);
+                }
+            }
             let Some(shadow) = self.words.get_mut(word as usize) else {
                 return;
             };
@@ -241,7 +306,36 @@ impl SharedRaces {
 
     /// The block's races, one finding per pair of instructions and hazard.
     pub fn take_findings(&mut self, program: &Program) -> Vec<Finding> {
-        self.races
+        let asynchronous: Vec<Finding> = self
+            .async_races
+            .drain(..)
+            .map(|((copy_pc, access_pc, write), race)| {
+                let verb = if write { "writes" } else { "reads" };
+                let message = format!(
+                    "shared memory race with an asynchronous copy: a thread {verb} {} while a `cp.async` that writes them is in flight (issued, not yet completed by `cp.async.wait_group`/`wait_all`), so it {} the old bytes or the copied ones depending on timing",
+                    shared_bytes_text(program, race.first, race.end),
+                    if write { "may be overwritten by" } else { "sees" },
+                );
+                let mut finding = Finding::new(FindingKind::SharedRace, Severity::Error, message);
+                finding.sites.push(Site::new(
+                    copy_pc,
+                    race.earlier_threads,
+                    "the copy is issued here".to_string(),
+                    false,
+                ));
+                finding.sites.push(Site::new(
+                    access_pc,
+                    race.later_threads,
+                    format!("then {verb} here before waiting for it"),
+                    true,
+                ));
+                finding.notes.push(
+                    "`cp.async.wait_group`/`wait_all` (and a __syncthreads() for other threads' copies) before the access orders them".to_string(),
+                );
+                finding
+            })
+            .collect();
+        asynchronous.into_iter().chain(self.races
             .drain(..)
             .map(|((hazard, earlier_pc, later_pc), race)| {
                 let (earlier_verb, later_verb) = hazard.verbs();
@@ -272,7 +366,7 @@ impl SharedRaces {
                     );
                 }
                 finding
-            })
+            }))
             .collect()
     }
 }

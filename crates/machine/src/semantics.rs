@@ -1040,6 +1040,37 @@ pub(crate) fn execute<const HARDWARE_FMA: bool>(
             }
         }
         Kind::Nop => {}
+        // Asynchronous copies and mbarriers.
+        Kind::CpAsync {
+            size,
+            dst,
+            src,
+            src_size,
+            ignore_src,
+        } => crate::async_copy::cp_async(
+            env, warp, state, pc, active, size, dst, src, src_size, ignore_src,
+        )?,
+        Kind::CpAsyncCommitGroup => crate::async_copy::commit_group(warp, state, active),
+        Kind::CpAsyncWait { pending } => {
+            crate::async_copy::wait_group(env, warp, state, active, pending)
+        }
+        Kind::CpAsyncMbarrierArrive { noinc, addr } => {
+            crate::async_copy::cp_async_mbarrier_arrive(env, warp, state, active, noinc, addr)?
+        }
+        Kind::CpAsyncBulk {
+            dst,
+            src,
+            size,
+            mbarrier,
+        } => crate::async_copy::cp_async_bulk(env, warp, state, active, dst, src, size, mbarrier)?,
+        Kind::Mbarrier {
+            action,
+            space,
+            addr,
+        } => crate::async_copy::mbarrier(warp, state, active, action, space, addr)?,
+        Kind::MbarrierPendingCount { dst, state: source } => {
+            crate::async_copy::pending_count(warp, active, dst, source)
+        }
         Kind::Branch { target, reconverge } => {
             branch(warp, path_index, active, target, reconverge);
             return Ok(());

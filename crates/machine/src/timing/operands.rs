@@ -280,6 +280,17 @@ pub(crate) fn pipe(kind: &Kind) -> Pipe {
         }
         Kind::Barrier { .. } => Pipe::Barrier,
         Kind::Fence { .. } => Pipe::Fence,
+        // Asynchronous copies go through the global memory pipe (`LDGSTS`,
+        // `UBLKCP`); the rest are `SYNCS` and dependency-barrier
+        // instructions, taken to be control instructions.
+        Kind::CpAsync { .. } | Kind::CpAsyncBulk { .. } => {
+            Pipe::Memory(memory_pipe(StateSpace::Global))
+        }
+        Kind::CpAsyncCommitGroup
+        | Kind::CpAsyncWait { .. }
+        | Kind::CpAsyncMbarrierArrive { .. }
+        | Kind::Mbarrier { .. }
+        | Kind::MbarrierPendingCount { .. } => Pipe::Control,
         Kind::Shuffle { .. } | Kind::Vote { .. } | Kind::Redux { .. } | Kind::Match { .. } => {
             Pipe::WarpShuffle
         }
@@ -558,6 +569,37 @@ pub(crate) fn operands(instruction: &Instruction, value_regs: u32) -> Operands {
             gather(guard, [value(id), count, reduced], [result])
         }
         Kind::WarpSync { mask } => gather(guard, [value(mask)], []),
+        // Asynchronous copies and mbarriers: their address registers and
+        // operands; a wait writes its predicate, `arrive` its state.
+        Kind::CpAsync {
+            dst, src, src_size, ..
+        } => gather(guard, [dst.base, src.base, src_size], []),
+        Kind::CpAsyncBulk {
+            dst,
+            src,
+            size,
+            mbarrier,
+        } => gather(guard, [dst.base, src.base, value(size), mbarrier.base], []),
+        Kind::CpAsyncMbarrierArrive { addr, .. } => gather(guard, [addr.base], []),
+        Kind::CpAsyncCommitGroup | Kind::CpAsyncWait { .. } => gather(guard, [], []),
+        Kind::Mbarrier { action, addr, .. } => match action {
+            crate::program::MbarrierAction::Init { count: operand }
+            | crate::program::MbarrierAction::ExpectTx { bytes: operand }
+            | crate::program::MbarrierAction::CompleteTx { bytes: operand } => {
+                gather(guard, [addr.base, value(operand)], [])
+            }
+            crate::program::MbarrierAction::Arrive {
+                state,
+                count,
+                expect_tx,
+                ..
+            } => gather(guard, [addr.base, count, expect_tx], [state]),
+            crate::program::MbarrierAction::Wait { done, phase, .. } => {
+                gather(guard, [addr.base, value(phase)], [predicate(done)])
+            }
+            crate::program::MbarrierAction::Invalidate => gather(guard, [addr.base], []),
+        },
+        Kind::MbarrierPendingCount { dst, state } => gather(guard, [value(state)], [value(dst)]),
         Kind::Fence { .. } | Kind::Branch { .. } | Kind::Exit | Kind::Trap | Kind::Nop => {
             gather(guard, [], [])
         }

@@ -48,7 +48,7 @@ use std::collections::HashMap;
 use crate::block::{BlockRunner, LaunchEnv, PathStreak, Peek};
 use crate::config::{SchedulerPolicy, TimingConfig};
 use crate::error::ExecError;
-use crate::program::Kind;
+use crate::program::{Kind, MbarrierAction};
 use crate::stats::{RunStats, StallReason};
 use crate::store_buffer::StoreBuffer;
 use crate::timing::cache::SectorCache;
@@ -244,6 +244,11 @@ struct WarpTiming {
     sub_partition: u8,
     /// When the warp's stores and atomics so far are complete (fences wait).
     memory_done: u64,
+    /// When the warp's `cp.async` copies not yet committed have arrived.
+    copies_uncommitted: u64,
+    /// When each of the warp's committed `cp.async` groups still pending
+    /// has arrived, oldest first.
+    copy_groups: Vec<u64>,
 }
 
 impl WarpTiming {
@@ -273,9 +278,18 @@ impl WarpTiming {
             chosen: None,
             sub_partition,
             memory_done: start,
+            copies_uncommitted: start,
+            copy_groups: Vec::new(),
         }
     }
 }
+
+/// The cycles a failing `mbarrier.try_wait` takes before the thread tries
+/// again (a `test_wait` answers at once). PTX ISA 9.7.13.15.16 leaves the
+/// time limit to the system, and it has not been measured here: a guess of
+/// the order of an L2 round trip, which keeps a spinning warp from issuing
+/// a wait every few cycles.
+const TRY_WAIT_RETRY_CYCLES: u32 = 200;
 
 /// A block resident on the SM.
 struct ResidentBlock<'a> {
@@ -847,6 +861,12 @@ impl<'a> Sm<'a> {
             }
             _ => (cost.latency, cost.reason),
         };
+        let (latency, reason) = match pipe {
+            Pipe::Memory(_) | Pipe::Control => self
+                .async_copy_timing(shared, stats, warp_ref, pc, cycle, latency)
+                .unwrap_or((latency, reason)),
+            _ => (latency, reason),
+        };
         let writes = shared.timings[pc as usize].operands;
         let block = self.slots[warp_ref.slot as usize]
             .as_mut()
@@ -856,6 +876,76 @@ impl<'a> Sm<'a> {
         for &register in writes.writes() {
             timing.ready[register as usize] = ready;
             timing.producer[register as usize] = reason;
+        }
+    }
+
+    /// The timing of the asynchronous copies and mbarrier waits
+    /// (`async_copy.rs`), given the `latency` the instruction just issued
+    /// at `pc` got: a `cp.async` writes no register, so its latency (the
+    /// global load's, through the caches) becomes the arrival of its group
+    /// instead; `cp.async.wait_group`/`wait_all` stall the warp until the
+    /// groups they wait for have arrived; a `try_wait`/`test_wait` that
+    /// finds its phase incomplete in every lane gives its predicate after
+    /// the retry time. The groups are kept per warp, not per thread: the
+    /// lanes of a warp commit and wait together in the kernels this models.
+    /// `None` for every other instruction.
+    fn async_copy_timing(
+        &mut self,
+        shared: &Shared<'_, 'a>,
+        stats: &mut RunStats,
+        warp_ref: WarpRef,
+        pc: u32,
+        cycle: u64,
+        latency: u32,
+    ) -> Option<(u32, StallReason)> {
+        let block = self.slots[warp_ref.slot as usize]
+            .as_mut()
+            .expect("resident");
+        let timing = &mut block.warps[warp_ref.warp as usize];
+        match shared.env.program.code[pc as usize].kind {
+            Kind::CpAsync { .. } => {
+                timing.copies_uncommitted =
+                    timing.copies_uncommitted.max(cycle + u64::from(latency));
+                Some((0, StallReason::LongScoreboard))
+            }
+            Kind::CpAsyncCommitGroup => {
+                let arrival = std::mem::replace(&mut timing.copies_uncommitted, cycle);
+                timing.copy_groups.push(arrival);
+                None
+            }
+            Kind::CpAsyncWait { pending } => {
+                let keep = pending.map_or(0, |pending| pending as usize);
+                let complete = timing.copy_groups.len().saturating_sub(keep);
+                let mut arrival = timing.copy_groups.drain(..complete).max().unwrap_or(0);
+                if pending.is_none() {
+                    arrival = arrival.max(timing.copies_uncommitted);
+                    timing.copies_uncommitted = cycle;
+                }
+                // Nsight Compute counts the wait of `DEPBAR` (what a
+                // `cp.async.wait_group` becomes) as a long-scoreboard stall:
+                // the H100's samples after `DEPBAR.LE SB0, 0x1` in
+                // programs/tensor/hardware/h100/async_gemm.sass.csv are
+                // `stall_long_sb`.
+                if arrival > cycle + 1 {
+                    stall(stats, timing, pc, StallReason::LongScoreboard, arrival);
+                    timing.earliest = arrival;
+                }
+                None
+            }
+            Kind::Mbarrier {
+                action:
+                    MbarrierAction::Wait {
+                        try_wait: true,
+                        done,
+                        ..
+                    },
+                ..
+            } => {
+                let warp = &block.runner.warps[warp_ref.warp as usize];
+                let failed = warp.pred_bits(done, false) == 0;
+                failed.then_some((TRY_WAIT_RETRY_CYCLES, StallReason::Wait))
+            }
+            _ => None,
         }
     }
 
