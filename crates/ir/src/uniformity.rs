@@ -736,7 +736,9 @@ impl<'a> Analysis<'a> {
             Op::CvtTf32 { src, .. } | Op::CvtFromFp8 { src, .. } | Op::CvtBf16Relu { src, .. } => {
                 first(&[*src])
             }
-            Op::CvtToFp8 { a, b, .. } => first(&[*a]).or_else(|| b.and_then(|b| first(&[b]))),
+            Op::CvtToFp8 { a, b, .. } | Op::NarrowFloat { a, b, .. } => {
+                first(&[*a]).or_else(|| b.and_then(|b| first(&[b])))
+            }
             // An operation this analysis does not know yet: its results are
             // taken to be divergent, which can only add findings.
             _ => Some(Cause::Intrinsic("the result of an unmodelled instruction")),
