@@ -158,7 +158,7 @@ fn inputs() -> Vec<u32> {
         (0..32)
             .map(|lane: u32| match lane {
                 11 => negative_zero,
-                _ if lane % 2 == 0 => lane + 1,
+                _ if lane.is_multiple_of(2) => lane + 1,
                 _ => 0x8000_0000 | (lane + 1),
             })
             .collect(),
@@ -187,9 +187,10 @@ fn inputs() -> Vec<u32> {
 fn float_reductions_follow_the_isa_on_zeros_nans_and_absolute_values() {
     let values = inputs();
     let warps = values.len() / 32;
-    // Two blocks of 128 threads and one of 96 cover 7 warps in 3 blocks.
+    // Blocks of three warps: 7 warps of inputs in 3 blocks, the last warp
+    // padded with zeros.
     let block = 96;
-    let grid = warps * 32 / block + usize::from(warps * 32 % block != 0);
+    let grid = (warps * 32).div_ceil(block);
     let mut padded = values.clone();
     padded.resize(grid * block, 0);
     let out = run_kernel(
