@@ -4,8 +4,9 @@
 
     python3 programs/corpus/regen-ptx.py
 
-cg-tiles.cu, half-dot.cu, half-arith.cu, shfl-wide.cu and bf16-arith.cu
-include cooperative_groups.h, cuda_fp16.h or cuda_bf16.h, which are not among
+cg-tiles.cu, half-dot.cu, half-arith.cu, shfl-wide.cu, bf16-arith.cu and
+modern-scalar.cu include cooperative_groups.h, cuda_fp16.h, cuda_bf16.h or
+cuda_fp8.h, which are not among
 NVRTC's built-in headers: they come from the pip packages
 nvidia-cuda-runtime-cu12 and nvidia-cuda-cccl-cu12 (nv/target), found on
 sys.path or in the directories named by CORPUS_CUDA_INCLUDE (colon-separated),
@@ -13,6 +14,8 @@ for example after
     pip install --target /tmp/cudart nvidia-cuda-runtime-cu12 nvidia-cuda-cccl-cu12
     CORPUS_CUDA_INCLUDE=/tmp/cudart/nvidia/cuda_runtime/include:/tmp/cudart/nvidia/cuda_cccl/include
 The include directories are stripped from the PTX's `.file` names.
+modern-scalar.cu computes in `unsigned __int128`, which NVRTC accepts only
+with `--device-int128` (EXTRA_OPTIONS).
 """
 import ctypes
 import glob
@@ -21,7 +24,16 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-NEEDS_HEADERS = {"cg-tiles.cu", "half-dot.cu", "half-arith.cu", "shfl-wide.cu", "bf16-arith.cu"}
+NEEDS_HEADERS = {
+    "cg-tiles.cu",
+    "half-dot.cu",
+    "half-arith.cu",
+    "shfl-wide.cu",
+    "bf16-arith.cu",
+    "modern-scalar.cu",
+}
+# Options a file needs beyond the common ones.
+EXTRA_OPTIONS = {"modern-scalar.cu": [b"--device-int128"]}
 
 
 def include_dirs():
@@ -33,12 +45,13 @@ def include_dirs():
     return named + found
 
 
-def compile_to_ptx(nvrtc, name, includes):
+def compile_to_ptx(nvrtc, name, includes, extra_options=()):
     source = open(name, "rb").read()
     program = ctypes.c_void_p()
     if nvrtc.nvrtcCreateProgram(ctypes.byref(program), source, name.encode(), 0, None, None) != 0:
         sys.exit("nvrtcCreateProgram failed")
-    options = [b"--gpu-architecture=compute_90", b"-lineinfo"] + [b"-I" + d.encode() for d in includes]
+    options = [b"--gpu-architecture=compute_90", b"-lineinfo"] + list(extra_options)
+    options += [b"-I" + d.encode() for d in includes]
     status = nvrtc.nvrtcCompileProgram(program, len(options), (ctypes.c_char_p * len(options))(*options))
     size = ctypes.c_size_t()
     nvrtc.nvrtcGetProgramLogSize(program, ctypes.byref(size))
@@ -65,7 +78,7 @@ def main():
     os.chdir(HERE)
     for name in sorted(glob.glob("*.cu")):
         includes = include_dirs() if name in NEEDS_HEADERS else []
-        text = compile_to_ptx(nvrtc, name, includes)
+        text = compile_to_ptx(nvrtc, name, includes, EXTRA_OPTIONS.get(name, ()))
         open(name[:-3] + ".ptx", "w").write(text)
         print(f"{name} -> {name[:-3]}.ptx", file=sys.stderr)
 

@@ -657,6 +657,34 @@ impl Fp8Format {
     }
 }
 
+/// The float operations of [`Op::NarrowFloat`]: the sm_75-sm_90 forms
+/// that machine-learning kernels use on half types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NarrowFloatFunction {
+    /// `tanh.approx.ty` (PTX ISA 9.7.4.11 for `.f32`, 9.7.4.10 for the half
+    /// types): the hyperbolic tangent.
+    Tanh,
+    /// `ex2.approx.f16/.f16x2` and `ex2.approx.ftz.bf16/.bf16x2` (PTX ISA
+    /// 9.7.4.9): 2 to the power of the operand; `.ftz` (required for the
+    /// bfloat16 types) flushes subnormal results to +0.
+    Ex2,
+    /// `min{.NaN}.xorsign.abs.ty` (PTX ISA 9.7.4.6/9.7.3.8): the smaller
+    /// magnitude of `a` and `b` with the sign `sign(a) ^ sign(b)`.
+    MinXorSignAbs { nan: bool },
+    /// `max{.NaN}.xorsign.abs.ty`: the larger magnitude, signed the same way.
+    MaxXorSignAbs { nan: bool },
+    /// `cvt.rn/.rz{.relu}{.satfinite}.ty.f32` (PTX ISA 9.7.9.21) to `.f16`,
+    /// `.f16x2`, `.bf16` or `.bf16x2` (`b` into the low half, `a` into the
+    /// high one): `.relu` makes negative results (-0.0 included) +0.0,
+    /// `.satfinite` clamps results beyond the largest finite value (and
+    /// infinities) to it; a NaN gives the canonical NaN either way.
+    FromF32 {
+        toward_zero: bool,
+        relu: bool,
+        satfinite: bool,
+    },
+}
+
 /// The operation of an instruction, with its operands.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Op {
@@ -1108,6 +1136,17 @@ pub enum Op {
         dst: RegId,
         src: Operand,
     },
+    /// A [`NarrowFloatFunction`] on `ty` (`.f16 .f16x2 .bf16 .bf16x2`, and
+    /// `.f32` for `tanh` and the `xorsign` forms), elementwise on the pairs.
+    /// `b` is the second operand of the binary functions and of `cvt` to a
+    /// pair, `None` otherwise.
+    NarrowFloat {
+        function: NarrowFloatFunction,
+        ty: ScalarType,
+        dst: RegId,
+        a: Operand,
+        b: Option<Operand>,
+    },
 }
 
 /// The most arrivals an mbarrier phase can expect, and the most one
@@ -1271,7 +1310,8 @@ impl Op {
             | Op::CvtTf32 { dst, .. }
             | Op::CvtToFp8 { dst, .. }
             | Op::CvtFromFp8 { dst, .. }
-            | Op::CvtBf16Relu { dst, .. } => vec![*dst],
+            | Op::CvtBf16Relu { dst, .. }
+            | Op::NarrowFloat { dst, .. } => vec![*dst],
             Op::Load { dst, .. } => dst.clone(),
             Op::Setp { dst, dst_not, .. } => std::iter::once(*dst)
                 .chain(dst_not.iter().copied())

@@ -1171,7 +1171,7 @@ pub fn read_registers(instr: &Instr) -> Vec<RegId> {
         Op::CvtTf32 { src, .. } | Op::CvtFromFp8 { src, .. } | Op::CvtBf16Relu { src, .. } => {
             operand(src)
         }
-        Op::CvtToFp8 { a, b, .. } => {
+        Op::CvtToFp8 { a, b, .. } | Op::NarrowFloat { a, b, .. } => {
             operand(a);
             if let Some(b) = b {
                 operand(b);

@@ -936,6 +936,46 @@ fn write_instruction(out: &mut String, kernel: &Kernel, instr: &Instr) -> fmt::R
             reg(*dst),
             operand(state)
         ),
+        Op::NarrowFloat {
+            function,
+            ty,
+            dst,
+            a,
+            b,
+        } => {
+            let bfloat = matches!(ty, ScalarType::Bf16 | ScalarType::Bf16x2);
+            match function {
+                NarrowFloatFunction::Tanh => write!(out, "tanh.approx.{ty}")?,
+                NarrowFloatFunction::Ex2 if bfloat => write!(out, "ex2.approx.ftz.{ty}")?,
+                NarrowFloatFunction::Ex2 => write!(out, "ex2.approx.{ty}")?,
+                NarrowFloatFunction::MinXorSignAbs { nan } => write!(
+                    out,
+                    "min{}.xorsign.abs.{ty}",
+                    if *nan { ".NaN" } else { "" }
+                )?,
+                NarrowFloatFunction::MaxXorSignAbs { nan } => write!(
+                    out,
+                    "max{}.xorsign.abs.{ty}",
+                    if *nan { ".NaN" } else { "" }
+                )?,
+                NarrowFloatFunction::FromF32 {
+                    toward_zero,
+                    relu,
+                    satfinite,
+                } => write!(
+                    out,
+                    "cvt.{}{}{}.{ty}.f32",
+                    if *toward_zero { "rz" } else { "rn" },
+                    if *relu { ".relu" } else { "" },
+                    if *satfinite { ".satfinite" } else { "" }
+                )?,
+            }
+            write!(out, " {}, {}", reg(*dst), operand(a))?;
+            if let Some(b) = b {
+                write!(out, ", {}", operand(b))?;
+            }
+            Ok(())
+        }
     }
 }
 

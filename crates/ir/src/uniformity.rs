@@ -70,6 +70,14 @@
 //! shuffles, votes and `activemask` give divergent results; `bar.red` gives
 //! every thread the same one.
 //!
+//! The carry flag of the extended-precision instructions (PTX ISA 9.7.2,
+//! `add.cc`, `addc`, `mad.lo.cc`, `madc`...) is per-thread state that lives
+//! from one instruction to the next, across branches, so it is followed like
+//! a register: one pseudo-register past the kernel's own, `CC.CF`, written by
+//! the `.cc` forms and read by the `c` forms. A carry chain over uniform
+//! operands then stays uniform, and one that starts from a thread index, or
+//! sets the flag under divergent control, makes every later reader divergent.
+//!
 //! Each block is analysed again whenever its entry state grows, so a loop
 //! needs as many rounds as the longest chain of loop-carried dependences that
 //! divergence travels along, which is short in real kernels (a few
@@ -437,8 +445,12 @@ struct Analysis<'a> {
     cfg: &'a Cfg,
     dependence: &'a ControlDependence,
     /// The registers each instruction writes, computed once: the worklist
-    /// visits an instruction many times.
+    /// visits an instruction many times. The carry flag is among them for
+    /// the instructions that set it.
     destinations: Vec<Vec<RegId>>,
+    /// The pseudo-register that stands for the carry flag (CC.CF): the one
+    /// after the kernel's last register.
+    carry_flag: RegId,
     /// The registers that may be divergent on entry to each block.
     entry_states: Vec<RegisterSet>,
     /// For each block, the divergent branch that first put it under divergent
@@ -463,6 +475,9 @@ struct Analysis<'a> {
 impl<'a> Analysis<'a> {
     fn new(kernel: &'a Kernel, cfg: &'a Cfg, dependence: &'a ControlDependence) -> Analysis<'a> {
         let block_count = cfg.blocks.len();
+        let carry_flag = RegId(kernel.regs.len() as u32);
+        // Every register plus the carry flag.
+        let tracked = kernel.regs.len() + 1;
         Analysis {
             kernel,
             cfg,
@@ -470,14 +485,24 @@ impl<'a> Analysis<'a> {
             destinations: kernel
                 .instrs
                 .iter()
-                .map(|instr| instr.op.destinations())
+                .map(|instr| {
+                    let mut written = instr.op.destinations();
+                    if let Op::CarryArith {
+                        carry_out: true, ..
+                    } = instr.op
+                    {
+                        written.push(carry_flag);
+                    }
+                    written
+                })
                 .collect(),
-            entry_states: vec![RegisterSet::empty(kernel.regs.len()); block_count],
+            carry_flag,
+            entry_states: vec![RegisterSet::empty(tracked); block_count],
             region_cause: vec![None; block_count],
             divergent_terminator: vec![false; block_count],
             reachable: reachable_blocks(cfg),
             local_memory_divergent: false,
-            register_reasons: vec![None; kernel.regs.len()],
+            register_reasons: vec![None; tracked],
             reasons: Vec::new(),
             interned: HashMap::new(),
             // Every block starts on the worklist so that each is analysed at
@@ -694,23 +719,26 @@ impl<'a> Analysis<'a> {
             Op::ActiveMask { .. } => Some(Cause::Intrinsic("activemask")),
             // Integer dot products, carry chains, mad24, redux.sync.f32 and narrow-float conversions.
             Op::DotProduct { a, b, c, .. } | Op::MulAdd24 { a, b, c, .. } => first(&[*a, *b, *c]),
-            // The carry flag is per-thread state this analysis does not
-            // follow from the instruction that set it, so a result that adds
-            // it may differ between threads: conservative, it can only add
-            // findings.
-            Op::CarryArith { carry_in: true, .. } => Some(Cause::Intrinsic(
-                "a carry flag (CC.CF) set by an earlier instruction",
-            )),
-            Op::CarryArith { a, b, c, .. } => {
-                first(&[*a, *b]).or_else(|| c.and_then(|c| first(&[c])))
-            }
+            // A `c` form reads the carry flag as a third source; the flag is
+            // divergent where some earlier `.cc` form that reaches here set
+            // it from divergent sources or under divergent control.
+            Op::CarryArith {
+                a, b, c, carry_in, ..
+            } => first(&[*a, *b])
+                .or_else(|| c.and_then(|c| first(&[c])))
+                .or_else(|| {
+                    (*carry_in && state.contains(self.carry_flag))
+                        .then_some(Cause::Register(self.carry_flag))
+                }),
             Op::ReduxFloat { .. } => Some(Cause::Intrinsic(
                 "the result of redux.sync (it differs between warps)",
             )),
             Op::CvtTf32 { src, .. } | Op::CvtFromFp8 { src, .. } | Op::CvtBf16Relu { src, .. } => {
                 first(&[*src])
             }
-            Op::CvtToFp8 { a, b, .. } => first(&[*a]).or_else(|| b.and_then(|b| first(&[b]))),
+            Op::CvtToFp8 { a, b, .. } | Op::NarrowFloat { a, b, .. } => {
+                first(&[*a]).or_else(|| b.and_then(|b| first(&[b])))
+            }
             // An operation this analysis does not know yet: its results are
             // taken to be divergent, which can only add findings.
             _ => Some(Cause::Intrinsic("the result of an unmodelled instruction")),
@@ -726,13 +754,13 @@ impl<'a> Analysis<'a> {
                     // which is what explains a finding best ("%tid.x").
                     return reason;
                 }
-                self.kernel.reg(source).name.clone()
+                self.register_name(source)
             }
             Cause::Special(special) => special.to_string(),
             Cause::Intrinsic(text) => text.to_string(),
             Cause::Guard(guard) => format!(
                 "{} (assigned at line {} under the divergent guard {})",
-                self.kernel.reg(destination).name,
+                self.register_name(destination),
                 self.kernel.instrs[index].loc.line,
                 self.kernel.reg(guard).name
             ),
@@ -740,7 +768,7 @@ impl<'a> Analysis<'a> {
                 let branch = &self.kernel.instrs[self.terminator(branch_block).index()];
                 format!(
                     "{} (assigned at line {} under the divergent branch at line {})",
-                    self.kernel.reg(destination).name,
+                    self.register_name(destination),
                     self.kernel.instrs[index].loc.line,
                     branch.loc.line
                 )
@@ -761,7 +789,17 @@ impl<'a> Analysis<'a> {
     fn reason_of(&self, reg: RegId) -> String {
         match self.register_reasons[reg.index()] {
             Some(reason) => self.reasons[reason].clone(),
-            None => self.kernel.reg(reg).name.clone(),
+            None => self.register_name(reg),
+        }
+    }
+
+    /// The name of a register for explanations; the carry flag has none in
+    /// the kernel, so it gets the ISA's.
+    fn register_name(&self, reg: RegId) -> String {
+        if reg == self.carry_flag {
+            "the carry flag CC.CF".to_string()
+        } else {
+            self.kernel.reg(reg).name.clone()
         }
     }
 

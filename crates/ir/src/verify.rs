@@ -700,6 +700,23 @@ impl Checker<'_> {
                 self.expect_register(*dst, ScalarType::F16x2, "destination");
                 self.expect_operand(src, ScalarType::B16, "source");
             }
+            Op::NarrowFloat {
+                function,
+                ty,
+                dst,
+                a,
+                b,
+            } => {
+                self.expect_register(*dst, *ty, "destination");
+                let source = match function {
+                    NarrowFloatFunction::FromF32 { .. } => ScalarType::F32,
+                    _ => *ty,
+                };
+                self.expect_operand(a, source, "first source");
+                if let Some(b) = b {
+                    self.expect_operand(b, source, "second source");
+                }
+            }
             Op::Shuffle {
                 dst,
                 dst_pred,

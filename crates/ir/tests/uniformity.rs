@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use warpsim_ir::uniformity::{analyze, divergent_barriers, DivergentBarrier};
-use warpsim_ir::{parse_module, parse_ptx, verify_module, InstrId, Kernel, Module};
+use warpsim_ir::{parse_module, parse_ptx, verify_module, InstrId, Kernel, Module, RegId};
 
 /// A kernel around `body`, with the registers every test uses declared.
 fn kernel_text(body: &str) -> String {
@@ -948,4 +948,68 @@ fn packing_funnel_shifts_lop3_and_set_carry_divergence_from_their_sources() {
          exit;",
     );
     divergent.expect(&[("sync", "branch")], "%tid.x");
+}
+
+/// The carry flag (CC.CF) is followed like a register: `add.cc` writes it and
+/// `addc` reads it. A 64-bit addition done as a carry chain over a kernel
+/// parameter is uniform; the same chain whose low words come from the thread
+/// index carries the divergence into the high word through the flag alone
+/// (the high words added are uniform), and so does a flag set under a
+/// divergent branch and read after the join.
+#[test]
+fn a_carry_chain_is_as_uniform_as_what_sets_its_carry_flag() {
+    let uniform = Parsed::new(
+        "ld.param.u32 %n, [n];
+         add.cc.u32 %a, %n, 0xffffffff;
+         addc.cc.u32 %x, %n, 0;
+         madc.lo.u32 %c, %n, %n, 0;
+         setp.ne.u32 %p, %c, 0;
+     @%p bra SKIP;                    // @branch
+         bar.sync 0;                  // @sync
+     SKIP:
+         st.shared.u32 [sh], %a;
+         exit;",
+    );
+    uniform.expect_none();
+    let through_the_flag = Parsed::new(
+        "ld.param.u32 %n, [n];
+         mov.u32 %t, %tid.x;
+         add.cc.u32 %a, %t, 0xffffffff;
+         addc.u32 %x, %n, 0;
+         setp.ne.u32 %p, %x, 0;
+     @%p bra SKIP;                    // @branch
+         bar.sync 0;                  // @sync
+     SKIP:
+         st.shared.u32 [sh], %a;
+         exit;",
+    );
+    through_the_flag.expect(&[("sync", "branch")], "%tid.x");
+    // `addc` adds only uniform registers: its result is divergent because
+    // of the flag, and the explanation still names the root.
+    let kernel = through_the_flag.kernel();
+    let high_word = kernel
+        .regs
+        .iter()
+        .position(|reg| reg.name == "%x")
+        .map(|index| RegId(index as u32))
+        .expect("%x is declared");
+    let analysis = analyze(kernel);
+    assert!(analysis.is_divergent_reg(high_word));
+    assert_eq!(analysis.divergence_reason(high_word), Some("%tid.x"));
+    let set_under_a_divergent_branch = Parsed::new(
+        "ld.param.u32 %n, [n];
+         add.cc.u32 %a, %n, 0;
+         setp.lt.u32 %q, %tid.x, 5;
+     @%q bra JOIN;
+         add.cc.u32 %a, %n, 0xffffffff;
+     JOIN:
+         addc.u32 %x, %n, 0;
+         setp.ne.u32 %p, %x, 0;
+     @%p bra SKIP;                    // @branch
+         bar.sync 0;                  // @sync
+     SKIP:
+         st.shared.u32 [sh], %x;
+         exit;",
+    );
+    set_under_a_divergent_branch.expect(&[("sync", "branch")], "CC.CF");
 }

@@ -893,6 +893,17 @@ pub enum Kind {
         dst: ValueReg,
         src: ValueReg,
     },
+    /// `tanh.approx`, `ex2.approx` of the half types, `min/max.xorsign.abs`
+    /// and `cvt.relu/.satfinite` to the half types ([`ir::Op::NarrowFloat`]);
+    /// `b` is `a` (and not read) when the instruction has one source.
+    NarrowFloat {
+        function: ir::NarrowFloatFunction,
+        element: crate::scalar_ops::NarrowElement,
+        has_b: bool,
+        dst: ValueReg,
+        a: ValueReg,
+        b: ValueReg,
+    },
 }
 
 /// What a lowered `mbarrier` instruction does (`ir::MbarrierOp` with its
@@ -2448,6 +2459,23 @@ impl Lowerer<'_> {
                 dst: self.dst(*dst),
                 src: self.value(src)?,
             },
+            Op::NarrowFloat {
+                function,
+                ty,
+                dst,
+                a,
+                b,
+            } => {
+                let a = self.value(a)?;
+                Kind::NarrowFloat {
+                    function: *function,
+                    element: crate::scalar_ops::NarrowElement::of(*ty),
+                    has_b: b.is_some(),
+                    dst: self.dst(*dst),
+                    a,
+                    b: self.optional_value(b)?.unwrap_or(a),
+                }
+            }
             Op::Mul24 { hi, ty, dst, a, b } => Kind::Mul24 {
                 hi: *hi,
                 signed: ty.is_signed(),

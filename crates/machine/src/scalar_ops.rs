@@ -2,14 +2,20 @@
 //! lane: `dp4a`/`dp2a` (PTX ISA 9.7.1.23/24), `mad24` (9.7.1.9), the
 //! extended-precision arithmetic with the carry flag (9.7.2), `redux.sync`
 //! on `.f32` (9.7.13.11) and `cvt` to `.tf32` and to and from the 8-bit
-//! floats `.e4m3` and `.e5m2` (9.7.9.21). Where PTX leaves a result to the
+//! floats `.e4m3` and `.e5m2` (9.7.9.21), and the narrow-float forms of
+//! [`narrow_float`]: `tanh.approx` (9.7.4.10/11), `ex2.approx` of the half
+//! types (9.7.4.9), `min/max.xorsign.abs` (9.7.4.6, 9.7.3.8) and
+//! `cvt.relu/.satfinite` to the half types (9.7.9.21). Where PTX leaves a result to the
 //! implementation, it is what an H100 gives
 //! (`programs/corpus/hardware/scalar/`, checked bit for bit by
 //! `tests/scalar_hardware.rs`).
 
-use warpsim_ir::{CarryOp, DotProductShape, Fp8Format, Tf32Rounding};
+use warpsim_ir::{
+    CarryOp, DotProductShape, Fp8Format, NarrowFloatFunction, Rounding, ScalarType, Tf32Rounding,
+};
 
-use crate::arith::{mul24, sign_extend};
+use crate::arith::{bf16_to_f32, f16_to_f32, f64_to_half_rounded, mul24, sign_extend};
+use crate::program::HalfFormat;
 
 /// `dp4a` and `dp2a`: `c` plus the products of the bytes (or of the
 /// halfwords of `a` and two bytes of `b`), each sign-extended when its side
@@ -408,4 +414,198 @@ pub fn bf16_relu_from_f32(bits: u64, toward_zero: bool) -> u64 {
         && x & 0x7f80_0000 != 0x7f80_0000
         && (lower > 0x8000 || (lower == 0x8000 && upper & 1 == 1));
     u64::from(if up { upper + 1 } else { upper })
+}
+
+/// The element type of [`narrow_float`]: one `.f32`, one half or bfloat16
+/// in the low 16 bits, or a pair of them (element 0 in the low 16 bits).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NarrowElement {
+    Single,
+    Half { pair: bool },
+    Bfloat { pair: bool },
+}
+
+impl NarrowElement {
+    /// The element type of an instruction of type `ty`; the verifier lets
+    /// only `.f32` and the four half types through.
+    pub fn of(ty: ScalarType) -> NarrowElement {
+        match ty {
+            ScalarType::F16 => NarrowElement::Half { pair: false },
+            ScalarType::F16x2 => NarrowElement::Half { pair: true },
+            ScalarType::Bf16 => NarrowElement::Bfloat { pair: false },
+            ScalarType::Bf16x2 => NarrowElement::Bfloat { pair: true },
+            _ => NarrowElement::Single,
+        }
+    }
+}
+
+/// One 16-bit or 32-bit float of a [`NarrowElement`]: its format (`None`
+/// for `.f32`) and how to read it.
+#[derive(Clone, Copy)]
+struct Scalar {
+    half: Option<HalfFormat>,
+}
+
+impl Scalar {
+    fn value(self, bits: u64) -> f64 {
+        match self.half {
+            Some(HalfFormat::F16) => f64::from(f16_to_f32(bits as u16)),
+            Some(HalfFormat::Bf16) => f64::from(bf16_to_f32(bits as u16)),
+            None => f64::from(f32::from_bits(bits as u32)),
+        }
+    }
+
+    fn sign_bit(self) -> u64 {
+        if self.half.is_some() {
+            0x8000
+        } else {
+            0x8000_0000
+        }
+    }
+
+    fn canonical_nan(self) -> u64 {
+        if self.half.is_some() {
+            0x7fff
+        } else {
+            0x7fff_ffff
+        }
+    }
+
+    /// The exponent field's mask and the largest finite magnitude's bits.
+    fn exponent_mask_and_largest(self) -> (u64, u64) {
+        match self.half {
+            Some(HalfFormat::F16) => (0x7c00, 0x7bff),
+            Some(HalfFormat::Bf16) => (0x7f80, 0x7f7f),
+            None => (0x7f80_0000, 0x7f7f_ffff),
+        }
+    }
+
+    /// `value` rounded once to this format; a NaN is the canonical NaN.
+    fn round(self, value: f64, rounding: Rounding) -> u64 {
+        match self.half {
+            Some(format) => u64::from(f64_to_half_rounded(value, format, rounding)),
+            None if value.is_nan() => self.canonical_nan(),
+            // Only the `.rn` forms reach here (`tanh.approx.f32`): `as`
+            // rounds to nearest even.
+            None => u64::from((value as f32).to_bits()),
+        }
+    }
+}
+
+/// `tanh.approx`, `ex2.approx{.ftz}`, `min/max{.NaN}.xorsign.abs` and
+/// `cvt.rn/.rz{.relu}{.satfinite}` from `.f32` on one lane, elementwise on
+/// pairs. `b` is the second source (for `cvt` to a pair, `a` goes to the
+/// upper half and `b` to the lower, as in `cvt.rn.f16x2.f32`).
+///
+/// The approximations are computed correctly rounded: the `f64` value of
+/// the function, whose error is far below half a unit of these formats,
+/// rounded once to nearest. The hardware's `MUFU` approximations may be a
+/// unit off in places (PTX documents only a maximum error); warpsim gives
+/// the value the approximation approximates.
+pub fn narrow_float(function: NarrowFloatFunction, element: NarrowElement, a: u64, b: u64) -> u64 {
+    let (scalar, pair) = match element {
+        NarrowElement::Single => (Scalar { half: None }, false),
+        NarrowElement::Half { pair } => (
+            Scalar {
+                half: Some(HalfFormat::F16),
+            },
+            pair,
+        ),
+        NarrowElement::Bfloat { pair } => (
+            Scalar {
+                half: Some(HalfFormat::Bf16),
+            },
+            pair,
+        ),
+    };
+    if let NarrowFloatFunction::FromF32 {
+        toward_zero,
+        relu,
+        satfinite,
+    } = function
+    {
+        let convert = |bits: u64| from_f32(scalar, bits, toward_zero, relu, satfinite);
+        return if pair {
+            convert(a) << 16 | convert(b)
+        } else {
+            convert(a)
+        };
+    }
+    let apply = |x: u64, y: u64| match function {
+        NarrowFloatFunction::Tanh => scalar.round(scalar.value(x).tanh(), Rounding::Rn),
+        NarrowFloatFunction::Ex2 => ex2(scalar, x),
+        NarrowFloatFunction::MinXorSignAbs { nan } => xorsign_abs(scalar, false, nan, x, y),
+        NarrowFloatFunction::MaxXorSignAbs { nan } => xorsign_abs(scalar, true, nan, x, y),
+        NarrowFloatFunction::FromF32 { .. } => unreachable!("converted above"),
+    };
+    if pair {
+        apply(a & 0xffff, b & 0xffff) | apply(a >> 16 & 0xffff, b >> 16 & 0xffff) << 16
+    } else {
+        apply(a, b)
+    }
+}
+
+/// `ex2.approx.f16` and `ex2.approx.ftz.bf16`: the bfloat16 form reads a
+/// subnormal operand as zero and gives +0.0 for a subnormal result.
+fn ex2(scalar: Scalar, x: u64) -> u64 {
+    let flush = scalar.half == Some(HalfFormat::Bf16);
+    let (exponent_mask, _) = scalar.exponent_mask_and_largest();
+    let value = if flush && x & exponent_mask == 0 {
+        0.0
+    } else {
+        scalar.value(x)
+    };
+    let result = scalar.round(value.exp2(), Rounding::Rn);
+    if flush && result & exponent_mask == 0 {
+        0
+    } else {
+        result
+    }
+}
+
+/// `min/max{.NaN}.xorsign.abs`: the operand of the smaller (larger)
+/// magnitude, with the sign bit `sign(a) ^ sign(b)`. A NaN operand is left
+/// out as in `min`/`max` (the other one's magnitude is the result, still
+/// signed by the exclusive or) unless `.NaN` is given or both are NaN: then
+/// the result is the canonical NaN.
+fn xorsign_abs(scalar: Scalar, max: bool, nan: bool, a: u64, b: u64) -> u64 {
+    let sign_bit = scalar.sign_bit();
+    let sign = (a ^ b) & sign_bit;
+    let (a_magnitude, b_magnitude) = (a & !sign_bit, b & !sign_bit);
+    let (a_value, b_value) = (scalar.value(a_magnitude), scalar.value(b_magnitude));
+    let chosen = match (a_value.is_nan(), b_value.is_nan()) {
+        (true, true) => return scalar.canonical_nan(),
+        (true, false) | (false, true) if nan => return scalar.canonical_nan(),
+        (true, false) => b_magnitude,
+        (false, true) => a_magnitude,
+        // Both magnitudes are non-negative, so the zeros are both +0.0.
+        (false, false) if (b_value > a_value) == max => b_magnitude,
+        (false, false) => a_magnitude,
+    };
+    chosen | sign
+}
+
+/// `cvt.rn/.rz{.relu}{.satfinite}.ty.f32` of one `.f32` to a half type.
+fn from_f32(scalar: Scalar, bits: u64, toward_zero: bool, relu: bool, satfinite: bool) -> u64 {
+    let value = f64::from(f32::from_bits(bits as u32));
+    if value.is_nan() {
+        return scalar.canonical_nan();
+    }
+    if relu && value.is_sign_negative() {
+        return 0;
+    }
+    let rounding = if toward_zero {
+        Rounding::Rz
+    } else {
+        Rounding::Rn
+    };
+    let result = scalar.round(value, rounding);
+    let (exponent_mask, largest) = scalar.exponent_mask_and_largest();
+    let sign = result & scalar.sign_bit();
+    if satfinite && result & !scalar.sign_bit() == exponent_mask {
+        // Infinite: the largest finite value of the same sign.
+        sign | largest
+    } else {
+        result
+    }
 }

@@ -863,6 +863,16 @@ pub(crate) fn execute<const HARDWARE_FMA: bool>(
         } => map1(values, dst, src, active, |x| {
             scalar_ops::f16x2_from_fp8_pair(format, relu, x)
         }),
+        Kind::NarrowFloat {
+            function,
+            element,
+            dst,
+            a,
+            b,
+            ..
+        } => map2(values, dst, a, b, active, |x, y| {
+            scalar_ops::narrow_float(function, element, x, y)
+        }),
         Kind::Mul24 {
             hi,
             signed,

@@ -3,8 +3,11 @@
 //! integer arithmetic `add.cc`, `addc`, `sub.cc`, `subc`, `mad.cc`, `madc`
 //! (PTX ISA 9.7.2), `mad24` (PTX ISA 9.7.1.9), `redux.sync` on `.f32`
 //! (PTX ISA 9.7.13.11), `cvt` to and from `.tf32`, `.e4m3x2` and
-//! `.e5m2x2`, and `cvt.relu` to `.bf16` (PTX ISA 9.7.9.21). Each is parsed here before the general
-//! opcodes, which would reject their modifiers.
+//! `.e5m2x2`, `cvt.relu` and `cvt.satfinite` to the half types (PTX ISA
+//! 9.7.9.21), `tanh.approx` (PTX ISA 9.7.4.10/11), `ex2.approx` of the half
+//! types (PTX ISA 9.7.4.9) and `min/max.xorsign.abs` (PTX ISA 9.7.4.6,
+//! 9.7.3.8). Each is parsed here before the general opcodes, which would
+//! reject their modifiers.
 
 use super::*;
 
@@ -107,6 +110,64 @@ impl Parser<'_> {
             "cvt" if mods.has("e4m3x2") || mods.has("e5m2x2") => {
                 self.parse_cvt_fp8(scope, mods, opcode)?
             }
+            "tanh" => {
+                let ty = self.take_narrow_float_type(mnemonic, mods, opcode, true)?;
+                self.parse_narrow_unary(scope, NarrowFloatFunction::Tanh, ty)?
+            }
+            "ex2"
+                if ["f16", "f16x2", "bf16", "bf16x2"]
+                    .iter()
+                    .any(|name| mods.has(name)) =>
+            {
+                let ty = self.take_narrow_float_type(mnemonic, mods, opcode, false)?;
+                let bfloat = matches!(ty, ScalarType::Bf16 | ScalarType::Bf16x2);
+                // PTX has `ex2.approx.f16` and `ex2.approx.ftz.bf16`: the
+                // flush is part of the bfloat16 form and absent from the half one.
+                if mods.take("ftz") != bfloat {
+                    let form = if bfloat {
+                        "`ex2.approx` of bfloat16 needs `.ftz`"
+                    } else {
+                        "`ex2.approx` of `.f16` has no `.ftz` form"
+                    };
+                    return Err(self.error_at(opcode, form));
+                }
+                self.parse_narrow_unary(scope, NarrowFloatFunction::Ex2, ty)?
+            }
+            "min" | "max" if mods.has("xorsign") => {
+                mods.take("xorsign");
+                if !mods.take("abs") {
+                    return Err(self.error_at(
+                        opcode,
+                        format!("`{mnemonic}.xorsign` needs `.abs` after it"),
+                    ));
+                }
+                let nan = mods.take("NaN");
+                let ty = self.take_narrow_float_type(mnemonic, mods, opcode, true)?;
+                let function = if mnemonic == "min" {
+                    NarrowFloatFunction::MinXorSignAbs { nan }
+                } else {
+                    NarrowFloatFunction::MaxXorSignAbs { nan }
+                };
+                let dst = self.parse_destination(scope)?;
+                let [a, b] = self.parse_sources(scope, [ty, ty])?;
+                Op::NarrowFloat {
+                    function,
+                    ty,
+                    dst,
+                    a,
+                    b: Some(b),
+                }
+            }
+            "cvt"
+                if (mods.has("relu") || mods.has("satfinite"))
+                    && mods.has("f32")
+                    && (mods.has("f16")
+                        || mods.has("f16x2")
+                        || mods.has("bf16x2")
+                        || (mods.has("bf16") && mods.has("satfinite"))) =>
+            {
+                self.parse_cvt_narrow(scope, mods, opcode)?
+            }
             "cvt" if mods.has("relu") && mods.has("bf16") && mods.has("f32") => {
                 let toward_zero = if mods.take("rz") {
                     true
@@ -129,6 +190,111 @@ impl Parser<'_> {
             _ => return Ok(None),
         };
         Ok(Some(op))
+    }
+
+    /// The type of `tanh`, `ex2` and the `xorsign` forms: a half type, or
+    /// `.f32` where `single` allows it.
+    fn take_narrow_float_type(
+        &self,
+        mnemonic: &str,
+        mods: &mut Modifiers,
+        opcode: &Token,
+        single: bool,
+    ) -> Result<ScalarType> {
+        if mnemonic != "min" && mnemonic != "max" && !mods.take("approx") {
+            return Err(self.error_at(opcode, format!("`{mnemonic}` needs `.approx`")));
+        }
+        let ty = self.take_type(mods, opcode)?;
+        let allowed = match ty {
+            ScalarType::F16 | ScalarType::F16x2 | ScalarType::Bf16 | ScalarType::Bf16x2 => true,
+            ScalarType::F32 => single,
+            _ => false,
+        };
+        if !allowed {
+            let types = if single {
+                "`.f32`, `.f16`, `.f16x2`, `.bf16` or `.bf16x2`"
+            } else {
+                "`.f16`, `.f16x2`, `.bf16` or `.bf16x2`"
+            };
+            return Err(self.error_at(
+                opcode,
+                format!("`{mnemonic}` here takes {types}, not `.{ty}`"),
+            ));
+        }
+        Ok(ty)
+    }
+
+    /// The operands of `tanh` and `ex2` on narrow floats.
+    fn parse_narrow_unary(
+        &mut self,
+        scope: &KernelScope,
+        function: NarrowFloatFunction,
+        ty: ScalarType,
+    ) -> Result<Op> {
+        let dst = self.parse_destination(scope)?;
+        let [a] = self.parse_sources(scope, [ty])?;
+        Ok(Op::NarrowFloat {
+            function,
+            ty,
+            dst,
+            a,
+            b: None,
+        })
+    }
+
+    /// `cvt.rn/.rz{.relu}{.satfinite}.ty.f32 d, a` to `.f16` or `.bf16`, and
+    /// `d, a, b` to `.f16x2` or `.bf16x2`.
+    fn parse_cvt_narrow(
+        &mut self,
+        scope: &KernelScope,
+        mods: &mut Modifiers,
+        opcode: &Token,
+    ) -> Result<Op> {
+        let toward_zero = if mods.take("rz") {
+            true
+        } else if mods.take("rn") {
+            false
+        } else {
+            return Err(self.error_at(
+                opcode,
+                "`cvt.relu` and `cvt.satfinite` from `.f32` need `.rn` or `.rz`",
+            ));
+        };
+        let relu = mods.take("relu");
+        let satfinite = mods.take("satfinite");
+        let ty = self.take_type(mods, opcode)?;
+        let source = self.take_type(mods, opcode)?;
+        if !matches!(
+            ty,
+            ScalarType::F16 | ScalarType::F16x2 | ScalarType::Bf16 | ScalarType::Bf16x2
+        ) || source != ScalarType::F32
+        {
+            return Err(self.error_at(
+                opcode,
+                format!(
+                    "`cvt.{ty}.{source}`: `.relu` and `.satfinite` convert `.f32` to `.f16`, `.f16x2`, `.bf16` or `.bf16x2`"
+                ),
+            ));
+        }
+        let dst = self.parse_destination(scope)?;
+        let (a, b) = if matches!(ty, ScalarType::F16x2 | ScalarType::Bf16x2) {
+            let [a, b] = self.parse_sources(scope, [ScalarType::F32, ScalarType::F32])?;
+            (a, Some(b))
+        } else {
+            let [a] = self.parse_sources(scope, [ScalarType::F32])?;
+            (a, None)
+        };
+        Ok(Op::NarrowFloat {
+            function: NarrowFloatFunction::FromF32 {
+                toward_zero,
+                relu,
+                satfinite,
+            },
+            ty,
+            dst,
+            a,
+            b,
+        })
     }
 
     /// `.lo` or `.hi` of `mad.cc` and `madc`.

@@ -319,6 +319,22 @@ pub(crate) fn pipe(kind: &Kind) -> Pipe {
         | Kind::CvtToFp8 { .. }
         | Kind::CvtFromFp8 { .. }
         | Kind::CvtBf16Relu { .. } => Pipe::Conversion,
+        Kind::NarrowFloat {
+            function, element, ..
+        } => match function {
+            warpsim_ir::NarrowFloatFunction::Tanh | warpsim_ir::NarrowFloatFunction::Ex2 => {
+                Pipe::Sfu
+            }
+            warpsim_ir::NarrowFloatFunction::FromF32 { .. } => Pipe::Conversion,
+            warpsim_ir::NarrowFloatFunction::MinXorSignAbs { .. }
+            | warpsim_ir::NarrowFloatFunction::MaxXorSignAbs { .. } => {
+                if element == crate::scalar_ops::NarrowElement::Single {
+                    Pipe::Fp32
+                } else {
+                    Pipe::Half
+                }
+            }
+        },
     }
 }
 
@@ -679,6 +695,9 @@ pub(crate) fn operands(instruction: &Instruction, value_regs: u32) -> Operands {
             b,
             ..
         } => gather(guard, [value(a), from_f32.then_some(b)], [value(dst)]),
+        Kind::NarrowFloat {
+            has_b, dst, a, b, ..
+        } => gather(guard, [value(a), has_b.then_some(b)], [value(dst)]),
         Kind::Match {
             dst,
             dst_pred,
