@@ -898,11 +898,23 @@ impl<'a> Sm<'a> {
         cycle: u64,
         latency: u32,
     ) -> Option<(u32, StallReason)> {
+        let kind = &shared.env.program.code[pc as usize].kind;
+        // Every memory and control instruction comes here: the others leave
+        // at once, before the block is looked up.
+        if !matches!(
+            kind,
+            Kind::CpAsync { .. }
+                | Kind::CpAsyncCommitGroup
+                | Kind::CpAsyncWait { .. }
+                | Kind::Mbarrier { .. }
+        ) {
+            return None;
+        }
         let block = self.slots[warp_ref.slot as usize]
             .as_mut()
             .expect("resident");
         let timing = &mut block.warps[warp_ref.warp as usize];
-        match shared.env.program.code[pc as usize].kind {
+        match *kind {
             Kind::CpAsync { .. } => {
                 timing.copies_uncommitted =
                     timing.copies_uncommitted.max(cycle + u64::from(latency));
