@@ -894,6 +894,190 @@ pub enum Op {
         dst: RegId,
         src: Operand,
     },
+    // Tensor-core instructions and the matrix loads and stores that feed
+    // them (PTX ISA 9.7.14, "Warp Level Matrix Multiply-Accumulate
+    // Instructions"). Each is warp-synchronous and `.aligned`: every thread
+    // of the warp executes it together.
+    /// `ldmatrix.sync.aligned.m8n8.xN[.trans][.shared].b16 {d0, ..}, [addr]`
+    /// (PTX ISA 9.7.14.5.15): one, two or four 8x8 matrices of 16-bit
+    /// elements, one `.b32` destination per matrix. Lanes `8i .. 8i + 7`
+    /// give the 16-byte rows of matrix `i`.
+    MatrixLoad {
+        space: StateSpace,
+        transpose: bool,
+        dst: Vec<RegId>,
+        addr: Address,
+    },
+    /// `stmatrix.sync.aligned.m8n8.xN[.trans][.shared].b16 [addr], {s0, ..}`
+    /// (PTX ISA 9.7.14.5.16): the inverse of `ldmatrix`.
+    MatrixStore {
+        space: StateSpace,
+        transpose: bool,
+        addr: Address,
+        src: Vec<RegId>,
+    },
+    /// `mma.sync.aligned.shape.row.col[.satfinite].dtype.atype.btype.ctype
+    /// d, a, b, c` (PTX ISA 9.7.14.5.14): `D = A * B + C` for the warp's
+    /// fragments, each a brace list of registers.
+    MatrixMultiplyAccumulate {
+        shape: MmaShape,
+        satfinite: bool,
+        d_type: MmaType,
+        a_type: MmaType,
+        b_type: MmaType,
+        c_type: MmaType,
+        d: Vec<RegId>,
+        a: Vec<RegId>,
+        b: Vec<RegId>,
+        c: Vec<RegId>,
+    },
+}
+
+/// The shapes of `mma.sync` the machine runs: `mMnNkK`, an `M x K` matrix
+/// A times a `K x N` matrix B plus an `M x N` matrix C.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MmaShape {
+    M16N8K16,
+    M16N8K8,
+    M8N8K4,
+    M16N8K32,
+}
+
+impl MmaShape {
+    pub const ALL: [MmaShape; 4] = [
+        MmaShape::M16N8K16,
+        MmaShape::M16N8K8,
+        MmaShape::M8N8K4,
+        MmaShape::M16N8K32,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            MmaShape::M16N8K16 => "m16n8k16",
+            MmaShape::M16N8K8 => "m16n8k8",
+            MmaShape::M8N8K4 => "m8n8k4",
+            MmaShape::M16N8K32 => "m16n8k32",
+        }
+    }
+
+    /// `(M, N, K)`.
+    pub fn dimensions(self) -> (u32, u32, u32) {
+        match self {
+            MmaShape::M16N8K16 => (16, 8, 16),
+            MmaShape::M16N8K8 => (16, 8, 8),
+            MmaShape::M8N8K4 => (8, 8, 4),
+            MmaShape::M16N8K32 => (16, 8, 32),
+        }
+    }
+}
+
+/// The element types of `mma.sync` fragments. `.tf32` is a type of its own
+/// here: the tensor cores read the upper 19 bits of an `.f32` register.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MmaType {
+    F16,
+    Bf16,
+    Tf32,
+    F32,
+    F64,
+    S8,
+    U8,
+    S32,
+}
+
+impl MmaType {
+    pub const ALL: [MmaType; 8] = [
+        MmaType::F16,
+        MmaType::Bf16,
+        MmaType::Tf32,
+        MmaType::F32,
+        MmaType::F64,
+        MmaType::S8,
+        MmaType::U8,
+        MmaType::S32,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            MmaType::F16 => "f16",
+            MmaType::Bf16 => "bf16",
+            MmaType::Tf32 => "tf32",
+            MmaType::F32 => "f32",
+            MmaType::F64 => "f64",
+            MmaType::S8 => "s8",
+            MmaType::U8 => "u8",
+            MmaType::S32 => "s32",
+        }
+    }
+}
+
+/// The number of registers of each fragment of an `mma.sync` (PTX ISA
+/// 9.7.14.5.8 to 9.7.14.5.12, "Matrix Fragments for mma.m..."): every
+/// thread holds `M*K/32` elements of A, `K*N/32` of B and `M*N/32` of C
+/// and D, packed into 32-bit registers (64-bit for `.f64`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MmaFragments {
+    pub a: usize,
+    pub b: usize,
+    pub c: usize,
+    pub d: usize,
+}
+
+/// Whether `shape` with these types is an `mma.sync` the machine runs, and
+/// if so its fragment register counts. The combinations are those of the
+/// PTX ISA's table for `mma` ("Matrix shape and data types") that sm_80 to
+/// sm_90 kernels use.
+pub fn mma_fragments(
+    shape: MmaShape,
+    d_type: MmaType,
+    a_type: MmaType,
+    b_type: MmaType,
+    c_type: MmaType,
+) -> Option<MmaFragments> {
+    use MmaType::*;
+    let (m, n, k) = shape.dimensions();
+    let a_bits = match a_type {
+        F16 | Bf16 => 16,
+        Tf32 | F32 => 32,
+        F64 => 64,
+        S8 | U8 => 8,
+        S32 => return None,
+    };
+    let accumulator_bits = match c_type {
+        F16 => 16,
+        F32 | S32 => 32,
+        F64 => 64,
+        _ => return None,
+    };
+    let valid = match (shape, a_type) {
+        (MmaShape::M16N8K16 | MmaShape::M16N8K8, F16) => {
+            b_type == F16 && matches!(c_type, F16 | F32) && matches!(d_type, F16 | F32)
+        }
+        (MmaShape::M16N8K16 | MmaShape::M16N8K8, Bf16) => {
+            b_type == Bf16 && c_type == F32 && d_type == F32
+        }
+        (MmaShape::M16N8K8, Tf32) => b_type == Tf32 && c_type == F32 && d_type == F32,
+        (MmaShape::M8N8K4, F64) => b_type == F64 && c_type == F64 && d_type == F64,
+        (MmaShape::M16N8K32, S8 | U8) => {
+            matches!(b_type, S8 | U8) && c_type == S32 && d_type == S32
+        }
+        _ => false,
+    };
+    if !valid {
+        return None;
+    }
+    let register_bits = a_bits.max(32);
+    let accumulator_register_bits = accumulator_bits.max(32);
+    let d_bits = if d_type == F16 { 16 } else { accumulator_bits };
+    let registers = |elements: u32, element_bits: u32, register_bits: u32| {
+        (elements / 32 * element_bits).div_ceil(register_bits) as usize
+    };
+    Some(MmaFragments {
+        a: registers(m * k, a_bits, register_bits),
+        b: registers(k * n, a_bits, register_bits),
+        c: registers(m * n, accumulator_bits, accumulator_register_bits),
+        d: registers(m * n, d_bits, d_bits.max(32)),
+    })
 }
 
 impl Op {
@@ -913,6 +1097,8 @@ impl Op {
         match self {
             Op::Load { space, .. } => Some((*space, MemoryAccessKind::Load)),
             Op::Store { space, .. } => Some((*space, MemoryAccessKind::Store)),
+            Op::MatrixLoad { space, .. } => Some((*space, MemoryAccessKind::Load)),
+            Op::MatrixStore { space, .. } => Some((*space, MemoryAccessKind::Store)),
             Op::Atom {
                 space,
                 dst: Some(_),
@@ -950,6 +1136,7 @@ impl Op {
             | Op::FunnelShift { dst, .. }
             | Op::Lop3 { dst, .. } => vec![*dst],
             Op::Load { dst, .. } => dst.clone(),
+            Op::MatrixLoad { dst, .. } | Op::MatrixMultiplyAccumulate { d: dst, .. } => dst.clone(),
             Op::Setp { dst, dst_not, .. } => std::iter::once(*dst)
                 .chain(dst_not.iter().copied())
                 .collect(),
@@ -962,6 +1149,7 @@ impl Op {
                     .collect()
             }
             Op::Store { .. }
+            | Op::MatrixStore { .. }
             | Op::WarpSync { .. }
             | Op::Fence { .. }
             | Op::Branch { .. }

@@ -479,6 +479,8 @@ impl<'a> BlockWalk<'a> {
             }
             Op::Atom { space, .. } if may_alias_shared(*space) => Effect::Fence,
             Op::Barrier { .. } | Op::Fence { .. } | Op::WarpSync { .. } => Effect::Fence,
+            // Warp-synchronous accesses of shared memory: nothing moves across them.
+            Op::MatrixLoad { .. } | Op::MatrixStore { .. } => Effect::Fence,
             _ => Effect::None,
         }
     }
@@ -1091,6 +1093,15 @@ pub fn read_registers(instr: &Instr) -> Vec<RegId> {
         }
         Op::NanoSleep { duration } => operand(duration),
         Op::ActiveMask { .. } | Op::Fence { .. } | Op::Branch { .. } | Op::Trap | Op::Exit => {}
+        // Tensor-core instructions.
+        Op::MatrixLoad { addr, .. } => address = address_reg(addr),
+        Op::MatrixStore { addr, src, .. } => {
+            address = address_reg(addr);
+            regs.extend(src);
+        }
+        Op::MatrixMultiplyAccumulate { a, b, c, .. } => {
+            regs.extend(a.iter().chain(b).chain(c));
+        }
     }
     regs.extend(address);
     regs

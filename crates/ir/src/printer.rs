@@ -674,7 +674,86 @@ fn write_instruction(out: &mut String, kernel: &Kernel, instr: &Instr) -> fmt::R
         Op::Trap => write!(out, "trap"),
         Op::NanoSleep { duration } => write!(out, "nanosleep.u32 {}", operand(duration)),
         Op::Exit => write!(out, "exit"),
+        // Tensor-core instructions.
+        Op::MatrixLoad {
+            space,
+            transpose,
+            dst,
+            addr,
+        } => {
+            write!(out, "ldmatrix")?;
+            write_matrix_modifiers(out, dst.len(), *transpose, *space)?;
+            write!(
+                out,
+                " {}, {}",
+                register_list(kernel, dst),
+                address_text(kernel, addr)
+            )
+        }
+        Op::MatrixStore {
+            space,
+            transpose,
+            addr,
+            src,
+        } => {
+            write!(out, "stmatrix")?;
+            write_matrix_modifiers(out, src.len(), *transpose, *space)?;
+            write!(
+                out,
+                " {}, {}",
+                address_text(kernel, addr),
+                register_list(kernel, src)
+            )
+        }
+        Op::MatrixMultiplyAccumulate {
+            shape,
+            satfinite,
+            d_type,
+            a_type,
+            b_type,
+            c_type,
+            d,
+            a,
+            b,
+            c,
+        } => write!(
+            out,
+            "mma.sync.aligned.{}.row.col{}.{}.{}.{}.{} {}, {}, {}, {}",
+            shape.name(),
+            if *satfinite { ".satfinite" } else { "" },
+            d_type.name(),
+            a_type.name(),
+            b_type.name(),
+            c_type.name(),
+            register_list(kernel, d),
+            register_list(kernel, a),
+            register_list(kernel, b),
+            register_list(kernel, c)
+        ),
     }
+}
+
+/// `.sync.aligned.m8n8.xN[.trans][.shared].b16` of `ldmatrix` and `stmatrix`.
+fn write_matrix_modifiers(
+    out: &mut String,
+    matrices: usize,
+    transpose: bool,
+    space: StateSpace,
+) -> fmt::Result {
+    write!(out, ".sync.aligned.m8n8.x{matrices}")?;
+    if transpose {
+        write!(out, ".trans")?;
+    }
+    if space != StateSpace::Generic {
+        write!(out, ".{}", space.name())?;
+    }
+    write!(out, ".b16")
+}
+
+/// A brace list of registers, `{%r1, %r2}`.
+fn register_list(kernel: &Kernel, regs: &[RegId]) -> String {
+    let names: Vec<&str> = regs.iter().map(|&r| kernel.reg(r).name.as_str()).collect();
+    format!("{{{}}}", names.join(", "))
 }
 
 fn write_access_modifiers(

@@ -691,6 +691,9 @@ impl<'a> Analysis<'a> {
                 "the result of redux.sync (it differs between warps)",
             )),
             Op::Match { .. } => Some(Cause::Intrinsic("the result of match.sync")),
+            // Each lane receives elements other lanes addressed or held.
+            Op::MatrixLoad { .. } => Some(Cause::Intrinsic("the result of ldmatrix")),
+            Op::MatrixMultiplyAccumulate { .. } => Some(Cause::Intrinsic("the result of mma.sync")),
             Op::ActiveMask { .. } => Some(Cause::Intrinsic("activemask")),
             // An operation this analysis does not know yet: its results are
             // taken to be divergent, which can only add findings.
@@ -913,6 +916,9 @@ impl<'a> Analysis<'a> {
                         | Op::Vote { .. }
                         | Op::Redux { .. }
                         | Op::Match { .. }
+                        | Op::MatrixLoad { .. }
+                        | Op::MatrixStore { .. }
+                        | Op::MatrixMultiplyAccumulate { .. }
                         | Op::Fence { .. }
                         | Op::Printf { .. }
                         | Op::AssertFail { .. }

@@ -39,6 +39,7 @@ pub mod random;
 mod semantics;
 pub mod stats;
 mod store_buffer;
+pub mod tensor;
 pub mod timing;
 pub mod warp;
 mod warp_sync;

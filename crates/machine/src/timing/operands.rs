@@ -74,6 +74,21 @@ pub(crate) enum Pipe {
     Barrier,
     /// `membar` and `fence`.
     Fence,
+    /// `mma.sync` on the tensor cores, by rate class.
+    Tensor(TensorRate),
+}
+
+/// The classes of `mma.sync` that an H100 runs at different latencies and
+/// rates (`programs/tensor/hardware/probe/timing.txt`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TensorRate {
+    /// m16n8k16 `.f16`/`.bf16`, m16n8k8 `.tf32` and m16n8k32 `.s8`/`.u8`:
+    /// 24 cycles, one per 6.2 cycles per warp.
+    Full,
+    /// m16n8k8 `.f16`/`.bf16`: 17 cycles, one per 4.2 cycles per warp.
+    Half,
+    /// m8n8k4 `.f64`: 26 cycles, one per 17.2 cycles per warp.
+    Double,
 }
 
 /// The memory path a load, store or atomic takes, named by its state space.
@@ -92,14 +107,14 @@ pub(crate) enum MemoryPipe {
 /// register `r` is `r`, predicate register `p` is `value_regs + p`.
 ///
 /// No index appears twice in `reads` or twice in `writes`. The arrays are
-/// large enough for every kind: at most six reads (a guarded `st.v4` with
-/// an address register: guard, base, four sources) and four writes (an
+/// large enough for every kind: at most eleven reads (a guarded `mma`:
+/// guard, four registers of A, two of B, four of C) and four writes (an
 /// `ld.v4` or an unpacking `mov` into four registers). The compiler checks
 /// every kind's count against the arrays (see `gather`) in any build that
 /// calls [`operands`], the machine's tests included.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Operands {
-    pub reads: [u32; 8],
+    pub reads: [u32; 12],
     pub read_count: u8,
     pub writes: [u32; 4],
     pub write_count: u8,
@@ -283,6 +298,16 @@ pub(crate) fn pipe(kind: &Kind) -> Pipe {
         Kind::Shuffle { .. } | Kind::Vote { .. } | Kind::Redux { .. } | Kind::Match { .. } => {
             Pipe::WarpShuffle
         }
+        // Tensor-core instructions.
+        Kind::MatrixAccess { space, .. } => Pipe::Memory(memory_pipe(space)),
+        Kind::Mma { ref operation } => Pipe::Tensor(match (operation.shape, operation.a_type) {
+            (warpsim_ir::MmaShape::M8N8K4, _) => TensorRate::Double,
+            (
+                warpsim_ir::MmaShape::M16N8K8,
+                warpsim_ir::MmaType::F16 | warpsim_ir::MmaType::Bf16,
+            ) => TensorRate::Half,
+            _ => TensorRate::Full,
+        }),
         Kind::ReadClock { .. }
         | Kind::WarpSync { .. }
         | Kind::Branch { .. }
@@ -312,7 +337,7 @@ fn first(registers: [ValueReg; 4], count: u8) -> [Option<u32>; 4] {
 /// The sizes of the arrays are the most registers each kind can name, so
 /// the checks below, which the compiler makes for every size `operands`
 /// passes, prove that no kind overflows [`Operands`]: the guard and at
-/// most seven other reads, at most four writes. A kind that named more
+/// most eleven other reads, at most four writes. A kind that named more
 /// would not compile.
 fn gather<const READS: usize, const WRITES: usize>(
     guard: Option<u32>,
@@ -321,13 +346,13 @@ fn gather<const READS: usize, const WRITES: usize>(
 ) -> Operands {
     const {
         assert!(
-            READS < 8,
-            "a kind reads at most seven registers besides its guard"
+            READS < 12,
+            "a kind reads at most eleven registers besides its guard"
         );
         assert!(WRITES <= 4, "a kind writes at most four registers");
     }
     let mut operands = Operands {
-        reads: [0; 8],
+        reads: [0; 12],
         read_count: 0,
         writes: [0; 4],
         write_count: 0,
@@ -621,6 +646,50 @@ pub(crate) fn operands(instruction: &Instruction, value_regs: u32) -> Operands {
             [value(message), value(file), value(line), value(function)],
             [],
         ),
+        // Tensor-core instructions. `ldmatrix` reads its address and writes
+        // one register per matrix; `stmatrix` reads both.
+        Kind::MatrixAccess {
+            store,
+            matrices,
+            registers,
+            addr,
+            ..
+        } => {
+            let [first_register, second, third, fourth] = first(registers, matrices);
+            if store {
+                gather(
+                    guard,
+                    [addr.base, first_register, second, third, fourth],
+                    [],
+                )
+            } else {
+                gather(guard, [addr.base], [first_register, second, third, fourth])
+            }
+        }
+        // `mma` reads every register of A, B and C and writes D's.
+        Kind::Mma { ref operation } => {
+            let fragments = operation.fragments;
+            let used = |registers: &[ValueReg], count: usize, index: usize| {
+                (index < count).then(|| registers[index])
+            };
+            let (a, b, c) = (&operation.a, &operation.b, &operation.c);
+            gather(
+                guard,
+                [
+                    used(a, fragments.a, 0),
+                    used(a, fragments.a, 1),
+                    used(a, fragments.a, 2),
+                    used(a, fragments.a, 3),
+                    used(b, fragments.b, 0),
+                    used(b, fragments.b, 1),
+                    used(c, fragments.c, 0),
+                    used(c, fragments.c, 1),
+                    used(c, fragments.c, 2),
+                    used(c, fragments.c, 3),
+                ],
+                first(operation.d, fragments.d as u8),
+            )
+        }
     }
 }
 
