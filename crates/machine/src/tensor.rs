@@ -163,14 +163,18 @@ pub(crate) fn matrix_access(
     // Every row address first: alignment and state space, all lanes named.
     let mut offsets = [0u32; WARP_SIZE];
     let mut misaligned = 0u32;
-    for lane in 0..8 * usize::from(matrices) {
+    for (lane, slot) in offsets
+        .iter_mut()
+        .enumerate()
+        .take(8 * usize::from(matrices))
+    {
         let address = lane_address(&warp.values, addr, lane);
-        if address % u64::from(ROW_BYTES) != 0 {
+        if !address.is_multiple_of(u64::from(ROW_BYTES)) {
             misaligned |= 1 << lane;
             continue;
         }
         match resolve(space, address) {
-            Target::Shared(offset) => offsets[lane] = offset as u32,
+            Target::Shared(offset) => *slot = offset as u32,
             _ => {
                 return Err(fault(
                     FaultKind::InvalidAccess {
@@ -299,12 +303,12 @@ pub(crate) fn mma(warp: &mut Warp, active: u32, operation: &MmaOperation) -> Res
         }
     }
     let outputs = mma_fragment(operation, &inputs);
-    for lane in 0..WARP_SIZE {
+    for (lane, output) in outputs.iter().enumerate() {
         if active >> lane & 1 == 0 {
             continue;
         }
-        for index in 0..fragments.d {
-            warp.values[operation.d[index] as usize * WARP_SIZE + lane] = outputs[lane][index];
+        for (&register, &value) in operation.d.iter().zip(output).take(fragments.d) {
+            warp.values[register as usize * WARP_SIZE + lane] = value;
         }
     }
     Ok(())
