@@ -222,3 +222,67 @@ fn ldmatrix_of_rows_never_written_is_an_uninitialized_read() {
         .collect();
     assert_eq!(lanes, vec![(0, 0xff)]);
 }
+
+/// Warp 0 writes a matrix with `stmatrix` that warp 1 reads with
+/// `ldmatrix`; with the barrier between them there is no race, without it
+/// the race checker names the two instructions.
+fn handoff(barrier: &str) -> String {
+    format!(
+        r#"
+.kernel handoff(.param .u64 OUT)
+{{
+    .reg .pred %first;
+    .reg .u32 %t, %lane, %address;
+    .reg .b32 %f;
+    .reg .u64 %po;
+    .shared .align 16 .b8 tile[128];
+    mov.u32 %t, %tid.x;
+    mov.u32 %lane, %laneid;
+    shl.b32 %address, %lane, 4;
+    and.b32 %address, %address, 127;
+    mov.u32 %f, %t;
+    setp.lt.u32 %first, %t, 32;
+    @!%first bra READ;
+    stmatrix.sync.aligned.m8n8.x1.shared.b16 [%address], {{%f}};   // @write
+READ:
+    {barrier}
+    @%first bra DONE;
+    ldmatrix.sync.aligned.m8n8.x1.shared.b16 {{%f}}, [%address];   // @read
+    ld.param.u64 %po, [OUT];
+    st.global.u32 [%po], %f;
+DONE:
+    exit;
+}}
+"#
+    )
+}
+
+#[test]
+fn the_race_checker_sees_matrix_loads_and_stores() {
+    let races = |barrier: &str| {
+        let source = handoff(barrier);
+        let out = kernel(&source)
+            .threads(64)
+            .arg(Arg::zeros(1))
+            .check_races()
+            .run()
+            .ok();
+        let write = pc_of(&source, &out.program, "@write");
+        let read = pc_of(&source, &out.program, "@read");
+        let mut sites: Vec<Vec<u32>> = out
+            .outcome
+            .findings
+            .iter()
+            .filter(|finding| finding.kind == warpsim_machine::FindingKind::SharedRace)
+            .map(|finding| finding.sites.iter().map(|site| site.pc).collect())
+            .collect();
+        sites.iter_mut().for_each(|pcs| pcs.sort());
+        (sites, write, read)
+    };
+    let (without, write, read) = races("");
+    let mut expected = vec![write, read];
+    expected.sort();
+    assert_eq!(without, vec![expected]);
+    let (with, _, _) = races("bar.sync 0;");
+    assert!(with.is_empty(), "{with:?}");
+}
