@@ -1,5 +1,5 @@
 //! The tensor-core programs of `programs/tensor/` against a host reference
-//! and against the H100: the `mma.sync` GEMMs compute A * B within a bound
+//! and against the H100: the `mma.sync` and WMMA GEMMs compute A * B within a bound
 //! the fitted numerics prove, and each `ldmatrix`, `stmatrix` and shared
 //! store costs, per execution, the wavefronts Nsight Compute counted on an
 //! H100 for its `LDSM`/`STS` (`programs/tensor/hardware/ncu/*.sass.csv`).
@@ -33,15 +33,15 @@ fn half_to_f64(bits: u16) -> f64 {
     }
 }
 
-/// Checks C = A * B (128 x 128 halves, row-major) against the exact
-/// product. The inputs are multiples of 2^-11 in [0, 1), so the exact sums
-/// are multiples of 2^-22 below 128, held exactly by an f64. Each element
-/// is the result of 8 `mma` in turn (K = 128, 16 per `mma`); the fitted
+/// Checks C = A * B (n x n halves, row-major, n at most 128) against the
+/// exact product. The inputs are multiples of 2^-11 in [0, 1), so the exact
+/// sums are multiples of 2^-22 below 128, held exactly by an f64. Each
+/// element is the result of at most 8 `mma` in turn (K = n, 16 per `mma`,
+/// a `wmma.mma` being two side by side); the fitted
 /// model truncates each of an `mma`'s 17 terms and its result once, each
 /// by less than 2^(emax - 25) with emax <= 6 (every product and every
 /// partial sum is below 2^7), so the error is below 8 * 18 * 2^-19 < 2^-11.
-fn check_product(a: &[u8], b: &[u8], c: &[u8]) {
-    let n = 128;
+fn check_product(n: usize, a: &[u8], b: &[u8], c: &[u8]) {
     let half = |bytes: &[u8], index: usize| {
         half_to_f64(u16::from_le_bytes([bytes[2 * index], bytes[2 * index + 1]]))
     };
@@ -112,7 +112,10 @@ fn simulated_wavefronts(report: &Report) -> Vec<(&'static str, u64, u64)> {
         .instructions
         .iter()
         .filter_map(|instruction| {
-            let class = if instruction.text.starts_with("ldmatrix") {
+            // `wmma.load.a/.b` become `LDSM.x4` on an H100.
+            let class = if instruction.text.starts_with("ldmatrix")
+                || instruction.text.starts_with("wmma.load")
+            {
                 "ldmatrix"
             } else if instruction.text.starts_with("stmatrix") {
                 "stmatrix"
@@ -163,7 +166,7 @@ fn compare_wavefronts(kernel: &str, report: &Report) -> Vec<(&'static str, Vec<u
 #[test]
 fn swizzled_mma_gemm_computes_the_product_with_the_h100s_wavefronts() {
     let (report, a, b, c) = run("gemm_mma_swizzled");
-    check_product(&a, &b, &c);
+    check_product(128, &a, &b, &c);
     let classes = compare_wavefronts("gemm_mma_swizzled", &report);
     // The swizzle serves every ldmatrix.x4 in 4 wavefronts, one per matrix.
     assert_eq!(
@@ -175,11 +178,23 @@ fn swizzled_mma_gemm_computes_the_product_with_the_h100s_wavefronts() {
 #[test]
 fn plain_mma_gemm_computes_the_product_with_the_h100s_conflicts() {
     let (report, a, b, c) = run("gemm_mma_plain");
-    check_product(&a, &b, &c);
+    check_product(128, &a, &b, &c);
     let classes = compare_wavefronts("gemm_mma_plain", &report);
     // Rows 128 bytes apart: every matrix's eight rows in the same banks.
     assert_eq!(
         classes,
         vec![("ldmatrix", vec![32], 16384), ("st.shared", vec![4], 1024)]
+    );
+}
+
+#[test]
+fn wmma_gemm_computes_the_product_with_the_h100s_wavefronts() {
+    let (report, a, b, c) = run("wmma_gemm");
+    check_product(64, &a, &b, &c);
+    let classes = compare_wavefronts("wmma_gemm", &report);
+    // A's rows 32 bytes apart (2 wavefronts per 8x8 block), B's 64 (4).
+    assert_eq!(
+        classes,
+        vec![("ldmatrix", vec![8, 16], 1536), ("st.shared", vec![1], 512)]
     );
 }

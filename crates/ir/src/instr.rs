@@ -931,6 +931,90 @@ pub enum Op {
         b: Vec<RegId>,
         c: Vec<RegId>,
     },
+    /// `wmma.load.{a,b,c}.sync.aligned.{row,col}.m16n16k16[.space].ty
+    /// {d..}, [addr][, stride]` (PTX ISA 9.7.14.4.2): a 16x16 fragment,
+    /// `stride` elements between rows (`.row`) or columns (`.col`), 16 when
+    /// left out.
+    WmmaLoad {
+        matrix: WmmaMatrix,
+        layout: WmmaLayout,
+        space: StateSpace,
+        ty: MmaType,
+        dst: Vec<RegId>,
+        addr: Address,
+        stride: Option<Operand>,
+    },
+    /// `wmma.store.d.sync.aligned.{row,col}.m16n16k16[.space].ty [addr],
+    /// {s..}[, stride]` (PTX ISA 9.7.14.4.3).
+    WmmaStore {
+        layout: WmmaLayout,
+        space: StateSpace,
+        ty: MmaType,
+        addr: Address,
+        src: Vec<RegId>,
+        stride: Option<Operand>,
+    },
+    /// `wmma.mma.sync.aligned.alayout.blayout.m16n16k16.dtype.ctype d, a, b,
+    /// c` for `.f16` inputs, `...m16n16k16.f32.bf16.bf16.f32` for `.bf16`
+    /// (PTX ISA 9.7.14.4.4).
+    WmmaMma {
+        a_layout: WmmaLayout,
+        b_layout: WmmaLayout,
+        input_type: MmaType,
+        d_type: MmaType,
+        c_type: MmaType,
+        d: Vec<RegId>,
+        a: Vec<RegId>,
+        b: Vec<RegId>,
+        c: Vec<RegId>,
+    },
+}
+
+/// The operand a `wmma.load` loads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WmmaMatrix {
+    A,
+    B,
+    C,
+}
+
+impl WmmaMatrix {
+    pub fn name(self) -> &'static str {
+        match self {
+            WmmaMatrix::A => "a",
+            WmmaMatrix::B => "b",
+            WmmaMatrix::C => "c",
+        }
+    }
+}
+
+/// How a WMMA matrix lies in memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WmmaLayout {
+    Row,
+    Column,
+}
+
+impl WmmaLayout {
+    pub fn name(self) -> &'static str {
+        match self {
+            WmmaLayout::Row => "row",
+            WmmaLayout::Column => "col",
+        }
+    }
+}
+
+/// The registers of an m16n16k16 WMMA fragment of `ty` (PTX ISA 9.7.14.4.1):
+/// `.f16` A and B eight `.f16x2`, `.bf16` A and B four `.b32`, `.f16` C
+/// and D four `.f16x2`, `.f32` C and D eight `.f32`; `None` for other types.
+pub fn wmma_fragment_registers(matrix: WmmaMatrix, ty: MmaType) -> Option<usize> {
+    match (matrix, ty) {
+        (WmmaMatrix::A | WmmaMatrix::B, MmaType::F16) => Some(8),
+        (WmmaMatrix::A | WmmaMatrix::B, MmaType::Bf16) => Some(4),
+        (WmmaMatrix::C, MmaType::F16) => Some(4),
+        (WmmaMatrix::C, MmaType::F32) => Some(8),
+        _ => None,
+    }
 }
 
 /// The shapes of `mma.sync` the machine runs: `mMnNkK`, an `M x K` matrix
@@ -1099,6 +1183,8 @@ impl Op {
             Op::Store { space, .. } => Some((*space, MemoryAccessKind::Store)),
             Op::MatrixLoad { space, .. } => Some((*space, MemoryAccessKind::Load)),
             Op::MatrixStore { space, .. } => Some((*space, MemoryAccessKind::Store)),
+            Op::WmmaLoad { space, .. } => Some((*space, MemoryAccessKind::Load)),
+            Op::WmmaStore { space, .. } => Some((*space, MemoryAccessKind::Store)),
             Op::Atom {
                 space,
                 dst: Some(_),
@@ -1136,7 +1222,10 @@ impl Op {
             | Op::FunnelShift { dst, .. }
             | Op::Lop3 { dst, .. } => vec![*dst],
             Op::Load { dst, .. } => dst.clone(),
-            Op::MatrixLoad { dst, .. } | Op::MatrixMultiplyAccumulate { d: dst, .. } => dst.clone(),
+            Op::MatrixLoad { dst, .. }
+            | Op::MatrixMultiplyAccumulate { d: dst, .. }
+            | Op::WmmaLoad { dst, .. }
+            | Op::WmmaMma { d: dst, .. } => dst.clone(),
             Op::Setp { dst, dst_not, .. } => std::iter::once(*dst)
                 .chain(dst_not.iter().copied())
                 .collect(),
@@ -1150,6 +1239,7 @@ impl Op {
             }
             Op::Store { .. }
             | Op::MatrixStore { .. }
+            | Op::WmmaStore { .. }
             | Op::WarpSync { .. }
             | Op::Fence { .. }
             | Op::Branch { .. }

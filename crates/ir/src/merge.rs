@@ -480,7 +480,10 @@ impl<'a> BlockWalk<'a> {
             Op::Atom { space, .. } if may_alias_shared(*space) => Effect::Fence,
             Op::Barrier { .. } | Op::Fence { .. } | Op::WarpSync { .. } => Effect::Fence,
             // Warp-synchronous accesses of shared memory: nothing moves across them.
-            Op::MatrixLoad { .. } | Op::MatrixStore { .. } => Effect::Fence,
+            Op::MatrixLoad { .. }
+            | Op::MatrixStore { .. }
+            | Op::WmmaLoad { .. }
+            | Op::WmmaStore { .. } => Effect::Fence,
             _ => Effect::None,
         }
     }
@@ -1099,8 +1102,23 @@ pub fn read_registers(instr: &Instr) -> Vec<RegId> {
             address = address_reg(addr);
             regs.extend(src);
         }
-        Op::MatrixMultiplyAccumulate { a, b, c, .. } => {
+        Op::MatrixMultiplyAccumulate { a, b, c, .. } | Op::WmmaMma { a, b, c, .. } => {
             regs.extend(a.iter().chain(b).chain(c));
+        }
+        Op::WmmaLoad { addr, stride, .. } => {
+            address = address_reg(addr);
+            if let Some(Operand::Reg(reg)) = stride {
+                regs.push(*reg);
+            }
+        }
+        Op::WmmaStore {
+            addr, src, stride, ..
+        } => {
+            address = address_reg(addr);
+            regs.extend(src);
+            if let Some(Operand::Reg(reg)) = stride {
+                regs.push(*reg);
+            }
         }
     }
     regs.extend(address);

@@ -1636,6 +1636,7 @@ impl<'a> Parser<'a> {
             // Tensor-core instructions (PTX ISA 9.7.14).
             "ldmatrix" | "stmatrix" => self.parse_matrix_access(scope, mnemonic, mods, opcode),
             "mma" => self.parse_mma(scope, mods, opcode),
+            "wmma" => self.parse_wmma(scope, mods, opcode),
             "shfl" => {
                 if !mods.take("sync") {
                     return Err(self.error_at(opcode, "only `shfl.sync` is supported"));
@@ -2381,6 +2382,180 @@ impl<'a> Parser<'a> {
             b,
             c,
         })
+    }
+
+    /// `wmma.load`, `wmma.store` and `wmma.mma` of the m16n16k16 shape
+    /// (PTX ISA 9.7.14.4).
+    fn parse_wmma(
+        &mut self,
+        scope: &KernelScope,
+        mods: &mut Modifiers,
+        opcode: &Token,
+    ) -> Result<Op> {
+        let operation = if mods.take("load") {
+            "load"
+        } else if mods.take("store") {
+            "store"
+        } else if mods.take("mma") {
+            "mma"
+        } else {
+            return Err(self.error_at(opcode, "expected `wmma.load`, `wmma.store` or `wmma.mma`"));
+        };
+        if !(mods.take("sync") && mods.take("aligned") && mods.take("m16n16k16")) {
+            return Err(self.error_at(
+                opcode,
+                format!("`wmma.{operation}` is spelled `wmma.{operation}...sync.aligned...m16n16k16`; only the m16n16k16 shape is supported"),
+            ));
+        }
+        let layout = |m: &str| match m {
+            "row" => Some(WmmaLayout::Row),
+            "col" => Some(WmmaLayout::Column),
+            _ => None,
+        };
+        let mma_type = |m: &str| MmaType::ALL.into_iter().find(|ty| ty.name() == m);
+        if operation == "mma" {
+            let a_layout =
+                self.take_from(mods, opcode, "the layout of A, `.row` or `.col`", layout)?;
+            let b_layout =
+                self.take_from(mods, opcode, "the layout of B, `.row` or `.col`", layout)?;
+            let mut types = Vec::new();
+            while let Some(ty) = mods.take_map(mma_type) {
+                types.push(ty);
+            }
+            let (input_type, d_type, c_type) = match types[..] {
+                [d, c] if matches!(d, MmaType::F16 | MmaType::F32)
+                    && matches!(c, MmaType::F16 | MmaType::F32) =>
+                {
+                    (MmaType::F16, d, c)
+                }
+                [MmaType::F32, MmaType::Bf16, MmaType::Bf16, MmaType::F32] => {
+                    (MmaType::Bf16, MmaType::F32, MmaType::F32)
+                }
+                _ => {
+                    return Err(self.error_at(
+                        opcode,
+                        "`wmma.mma` names D and C (`.f32.f32`, `.f16.f32`, ...) for `.f16` inputs, or `.f32.bf16.bf16.f32`",
+                    ))
+                }
+            };
+            let d = self.parse_register_list(scope)?;
+            self.expect_punct(',')?;
+            let a = self.parse_register_list(scope)?;
+            self.expect_punct(',')?;
+            let b = self.parse_register_list(scope)?;
+            self.expect_punct(',')?;
+            let c = self.parse_register_list(scope)?;
+            for (role, regs, matrix, ty) in [
+                ("D", &d, WmmaMatrix::C, d_type),
+                ("A", &a, WmmaMatrix::A, input_type),
+                ("B", &b, WmmaMatrix::B, input_type),
+                ("C", &c, WmmaMatrix::C, c_type),
+            ] {
+                self.expect_wmma_count(opcode, role, regs.len(), matrix, ty)?;
+            }
+            return Ok(Op::WmmaMma {
+                a_layout,
+                b_layout,
+                input_type,
+                d_type,
+                c_type,
+                d,
+                a,
+                b,
+                c,
+            });
+        }
+        let matrix = if operation == "store" {
+            if !mods.take("d") {
+                return Err(self.error_at(opcode, "`wmma.store` stores `.d`"));
+            }
+            WmmaMatrix::C
+        } else if mods.take("a") {
+            WmmaMatrix::A
+        } else if mods.take("b") {
+            WmmaMatrix::B
+        } else if mods.take("c") {
+            WmmaMatrix::C
+        } else {
+            return Err(self.error_at(opcode, "`wmma.load` loads `.a`, `.b` or `.c`"));
+        };
+        let layout = self.take_from(mods, opcode, "a layout, `.row` or `.col`", layout)?;
+        let space = mods
+            .take_map(StateSpace::from_name)
+            .unwrap_or(StateSpace::Generic);
+        let ty = self.take_from(mods, opcode, "an element type such as `.f16`", mma_type)?;
+        let stride = |parser: &mut Self| -> Result<Option<Operand>> {
+            if parser.eat_punct(',') {
+                Ok(Some(parser.parse_operand(scope, ScalarType::U32)?))
+            } else {
+                Ok(None)
+            }
+        };
+        let role = if operation == "store" {
+            "source"
+        } else {
+            "destination"
+        };
+        if operation == "store" {
+            let addr = self.parse_address(scope)?;
+            self.expect_punct(',')?;
+            let src = self.parse_register_list(scope)?;
+            let stride = stride(self)?;
+            self.expect_wmma_count(opcode, role, src.len(), matrix, ty)?;
+            Ok(Op::WmmaStore {
+                layout,
+                space,
+                ty,
+                addr,
+                src,
+                stride,
+            })
+        } else {
+            let dst = self.parse_register_list(scope)?;
+            self.expect_punct(',')?;
+            let addr = self.parse_address(scope)?;
+            let stride = stride(self)?;
+            self.expect_wmma_count(opcode, role, dst.len(), matrix, ty)?;
+            Ok(Op::WmmaLoad {
+                matrix,
+                layout,
+                space,
+                ty,
+                dst,
+                addr,
+                stride,
+            })
+        }
+    }
+
+    /// A WMMA fragment has the register count of its matrix and type.
+    fn expect_wmma_count(
+        &self,
+        opcode: &Token,
+        role: &str,
+        count: usize,
+        matrix: WmmaMatrix,
+        ty: MmaType,
+    ) -> Result<()> {
+        match wmma_fragment_registers(matrix, ty) {
+            Some(expected) if expected == count => Ok(()),
+            Some(expected) => Err(self.error_at(
+                opcode,
+                format!(
+                    "a `.{}` WMMA fragment of `.{}` takes {expected} {role} registers, not {count}",
+                    matrix.name(),
+                    ty.name()
+                ),
+            )),
+            None => Err(self.error_at(
+                opcode,
+                format!(
+                    "a `.{}` WMMA fragment cannot hold `.{}`",
+                    matrix.name(),
+                    ty.name()
+                ),
+            )),
+        }
     }
 
     /// A brace list of registers of any length, `{%r1, %r2}`.

@@ -730,6 +730,92 @@ fn write_instruction(out: &mut String, kernel: &Kernel, instr: &Instr) -> fmt::R
             register_list(kernel, b),
             register_list(kernel, c)
         ),
+        Op::WmmaLoad {
+            matrix,
+            layout,
+            space,
+            ty,
+            dst,
+            addr,
+            stride,
+        } => {
+            write!(
+                out,
+                "wmma.load.{}.sync.aligned.{}.m16n16k16",
+                matrix.name(),
+                layout.name()
+            )?;
+            if *space != StateSpace::Generic {
+                write!(out, ".{}", space.name())?;
+            }
+            write!(
+                out,
+                ".{} {}, {}",
+                ty.name(),
+                register_list(kernel, dst),
+                address_text(kernel, addr)
+            )?;
+            match stride {
+                Some(stride) => write!(out, ", {}", operand(stride)),
+                None => Ok(()),
+            }
+        }
+        Op::WmmaStore {
+            layout,
+            space,
+            ty,
+            addr,
+            src,
+            stride,
+        } => {
+            write!(out, "wmma.store.d.sync.aligned.{}.m16n16k16", layout.name())?;
+            if *space != StateSpace::Generic {
+                write!(out, ".{}", space.name())?;
+            }
+            write!(
+                out,
+                ".{} {}, {}",
+                ty.name(),
+                address_text(kernel, addr),
+                register_list(kernel, src)
+            )?;
+            match stride {
+                Some(stride) => write!(out, ", {}", operand(stride)),
+                None => Ok(()),
+            }
+        }
+        Op::WmmaMma {
+            a_layout,
+            b_layout,
+            input_type,
+            d_type,
+            c_type,
+            d,
+            a,
+            b,
+            c,
+        } => {
+            write!(
+                out,
+                "wmma.mma.sync.aligned.{}.{}.m16n16k16",
+                a_layout.name(),
+                b_layout.name()
+            )?;
+            if *input_type == MmaType::F16 {
+                write!(out, ".{}.{}", d_type.name(), c_type.name())?;
+            } else {
+                let input = input_type.name();
+                write!(out, ".{}.{input}.{input}.{}", d_type.name(), c_type.name())?;
+            }
+            write!(
+                out,
+                " {}, {}, {}, {}",
+                register_list(kernel, d),
+                register_list(kernel, a),
+                register_list(kernel, b),
+                register_list(kernel, c)
+            )
+        }
     }
 }
 

@@ -693,6 +693,7 @@ impl<'a> Analysis<'a> {
             Op::Match { .. } => Some(Cause::Intrinsic("the result of match.sync")),
             // Each lane receives elements other lanes addressed or held.
             Op::MatrixLoad { .. } => Some(Cause::Intrinsic("the result of ldmatrix")),
+            Op::WmmaLoad { .. } | Op::WmmaMma { .. } => Some(Cause::Intrinsic("a WMMA fragment")),
             Op::MatrixMultiplyAccumulate { .. } => Some(Cause::Intrinsic("the result of mma.sync")),
             Op::ActiveMask { .. } => Some(Cause::Intrinsic("activemask")),
             // An operation this analysis does not know yet: its results are
@@ -919,6 +920,9 @@ impl<'a> Analysis<'a> {
                         | Op::MatrixLoad { .. }
                         | Op::MatrixStore { .. }
                         | Op::MatrixMultiplyAccumulate { .. }
+                        | Op::WmmaLoad { .. }
+                        | Op::WmmaStore { .. }
+                        | Op::WmmaMma { .. }
                         | Op::Fence { .. }
                         | Op::Printf { .. }
                         | Op::AssertFail { .. }

@@ -589,6 +589,42 @@ impl Checker<'_> {
             }
             Op::WarpSync { mask } => self.expect_operand(mask, ScalarType::B32, "mask"),
             // Tensor-core instructions.
+            Op::WmmaLoad {
+                matrix,
+                space,
+                ty,
+                dst,
+                addr,
+                stride,
+                ..
+            } => self.check_wmma_access(*matrix, *space, *ty, dst, addr, stride.as_ref()),
+            Op::WmmaStore {
+                space,
+                ty,
+                src,
+                addr,
+                stride,
+                ..
+            } => self.check_wmma_access(WmmaMatrix::C, *space, *ty, src, addr, stride.as_ref()),
+            Op::WmmaMma {
+                input_type,
+                d_type,
+                c_type,
+                d,
+                a,
+                b,
+                c,
+                ..
+            } => {
+                for (regs, matrix, ty) in [
+                    (d, WmmaMatrix::C, *d_type),
+                    (a, WmmaMatrix::A, *input_type),
+                    (b, WmmaMatrix::B, *input_type),
+                    (c, WmmaMatrix::C, *c_type),
+                ] {
+                    self.check_wmma_fragment(matrix, ty, regs);
+                }
+            }
             Op::MatrixLoad {
                 space, dst, addr, ..
             } => self.check_matrix_access(*space, dst, addr, "destination"),
@@ -933,6 +969,53 @@ impl Checker<'_> {
         self.expect_operand(b, ty, "second operand");
         if let Some((_, c)) = combine {
             self.expect_pred(c, "combined predicate");
+        }
+    }
+
+    /// A WMMA fragment: its register count and types.
+    fn check_wmma_fragment(&mut self, matrix: WmmaMatrix, ty: MmaType, regs: &[RegId]) {
+        match wmma_fragment_registers(matrix, ty) {
+            Some(expected) if expected == regs.len() => {}
+            _ => self.problem(format!(
+                "a `.{}` WMMA fragment of `.{}` cannot have {} registers",
+                matrix.name(),
+                ty.name(),
+                regs.len()
+            )),
+        }
+        let register_type = if ty == MmaType::F32 {
+            ScalarType::F32
+        } else {
+            ScalarType::B32
+        };
+        for &reg in regs {
+            self.expect_register(reg, register_type, "fragment");
+        }
+    }
+
+    /// `wmma.load`/`wmma.store`: the fragment, the address and the stride.
+    fn check_wmma_access(
+        &mut self,
+        matrix: WmmaMatrix,
+        space: StateSpace,
+        ty: MmaType,
+        regs: &[RegId],
+        addr: &Address,
+        stride: Option<&Operand>,
+    ) {
+        self.check_wmma_fragment(matrix, ty, regs);
+        if !matches!(
+            space,
+            StateSpace::Shared | StateSpace::Global | StateSpace::Generic
+        ) {
+            self.problem(format!(
+                "WMMA fragments are loaded from and stored to `.shared`, `.global` or generic memory, not `.{}`",
+                space.name()
+            ));
+        }
+        self.check_address(space, addr);
+        if let Some(stride) = stride {
+            self.expect_operand(stride, ScalarType::U32, "stride");
         }
     }
 

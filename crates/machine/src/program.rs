@@ -796,6 +796,10 @@ pub enum Kind {
     Mma {
         operation: Box<crate::tensor::MmaOperation>,
     },
+    /// `wmma.load`, `wmma.store`, `wmma.mma`.
+    Wmma {
+        operation: Box<crate::tensor::WmmaOperation>,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -2320,6 +2324,72 @@ impl Lowerer<'_> {
                     matrices: registers.len() as u8,
                     registers: slots,
                     addr: self.address(addr)?,
+                }
+            }
+            Op::WmmaLoad {
+                matrix,
+                layout,
+                space,
+                ty,
+                dst,
+                addr,
+                stride,
+            } => Kind::Wmma {
+                operation: Box::new(crate::tensor::WmmaOperation::Load {
+                    matrix: *matrix,
+                    layout: *layout,
+                    space: *space,
+                    ty: *ty,
+                    registers: dst.iter().map(|&reg| self.dst(reg)).collect(),
+                    addr: self.address(addr)?,
+                    stride: stride
+                        .as_ref()
+                        .map(|stride| self.value(stride))
+                        .transpose()?,
+                }),
+            },
+            Op::WmmaStore {
+                layout,
+                space,
+                ty,
+                addr,
+                src,
+                stride,
+            } => Kind::Wmma {
+                operation: Box::new(crate::tensor::WmmaOperation::Store {
+                    layout: *layout,
+                    space: *space,
+                    ty: *ty,
+                    registers: src.iter().map(|&reg| self.dst(reg)).collect(),
+                    addr: self.address(addr)?,
+                    stride: stride
+                        .as_ref()
+                        .map(|stride| self.value(stride))
+                        .transpose()?,
+                }),
+            },
+            Op::WmmaMma {
+                input_type,
+                d_type,
+                c_type,
+                d,
+                a,
+                b,
+                c,
+                ..
+            } => {
+                let registers =
+                    |regs: &[ir::RegId]| regs.iter().map(|&reg| self.dst(reg)).collect::<Vec<_>>();
+                Kind::Wmma {
+                    operation: Box::new(crate::tensor::WmmaOperation::Mma {
+                        input_type: *input_type,
+                        d_type: *d_type,
+                        c_type: *c_type,
+                        d: registers(d),
+                        a: registers(a),
+                        b: registers(b),
+                        c: registers(c),
+                    }),
                 }
             }
             Op::MatrixMultiplyAccumulate {

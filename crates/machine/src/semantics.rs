@@ -961,6 +961,9 @@ pub(crate) fn execute<const HARDWARE_FMA: bool>(
             )?
         }
         Kind::Mma { ref operation } => crate::tensor::mma(warp, active, operation)?,
+        Kind::Wmma { ref operation } => {
+            crate::tensor::wmma(env, warp, state, pc, active, operation)?
+        }
     }
     warp.paths[path_index].pc = pc + 1;
     Ok(())

@@ -46,7 +46,7 @@
 //! range of `f32` becomes an infinity. None of these special cases were
 //! measured.
 
-use warpsim_ir::{MmaShape, MmaType, StateSpace};
+use warpsim_ir::{MmaShape, MmaType, StateSpace, WmmaLayout, WmmaMatrix};
 
 use crate::access::{
     lane_address, observe_initialization, out_of_bounds, record_wavefronts, resolve, InitAccess,
@@ -736,6 +736,403 @@ fn truncate_to_f32(sum: i128, unit: i32) -> u32 {
 /// Rounds `f32` bits to the nearest `f16` (ties to even), for D in `.f16`.
 fn f32_to_f16_nearest(bits: u32) -> u16 {
     crate::arith::f32_to_f16(f32::from_bits(bits))
+}
+
+/// A WMMA instruction as the machine runs it (m16n16k16 only).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WmmaOperation {
+    Load {
+        matrix: WmmaMatrix,
+        layout: WmmaLayout,
+        space: StateSpace,
+        ty: MmaType,
+        registers: Vec<ValueReg>,
+        addr: LoweredAddress,
+        stride: Option<ValueReg>,
+    },
+    Store {
+        layout: WmmaLayout,
+        space: StateSpace,
+        ty: MmaType,
+        registers: Vec<ValueReg>,
+        addr: LoweredAddress,
+        stride: Option<ValueReg>,
+    },
+    Mma {
+        input_type: MmaType,
+        d_type: MmaType,
+        c_type: MmaType,
+        d: Vec<ValueReg>,
+        a: Vec<ValueReg>,
+        b: Vec<ValueReg>,
+        c: Vec<ValueReg>,
+    },
+}
+
+/// Where element `index` of lane `lane`'s WMMA fragment lies in the 16x16
+/// matrix, and in which register and half it is held. The PTX ISA leaves
+/// the distribution unspecified; the machine uses the one ptxas's code
+/// implies on sm_90, where `wmma.load.a/.b` become `LDSM.x4` and `wmma.mma`
+/// two m16n8k16 `HMMA` (programs/tensor/hardware/ncu/wmma_gemm.sass.csv):
+/// registers 0-3 of A hold the m16n8k16 A fragment; registers 0-1 of B the
+/// m16n8k16 B fragment of columns 0-7 and registers 2-3 that of columns
+/// 8-15; `.f16` A and B repeat registers 0-3 in 4-7. An `.f32` C or D holds
+/// the m16n8k16 C fragment of columns 0-7 in registers 0-3 and of columns
+/// 8-15 in 4-7; an `.f16` C or D the same in registers 0-1 and 2-3, two
+/// elements each.
+fn wmma_elements(
+    matrix: WmmaMatrix,
+    ty: MmaType,
+    lane: usize,
+) -> Vec<((usize, usize), usize, usize)> {
+    let mut elements = Vec::new();
+    match matrix {
+        WmmaMatrix::A => {
+            for index in 0..8 {
+                let position = a_position(MmaShape::M16N8K16, MmaType::F16, lane, index);
+                elements.push((position, index / 2, index % 2));
+            }
+        }
+        WmmaMatrix::B => {
+            for half in 0..2 {
+                for index in 0..4 {
+                    let (k, n) = b_position(MmaShape::M16N8K16, MmaType::F16, lane, index);
+                    elements.push(((k, n + 8 * half), 2 * half + index / 2, index % 2));
+                }
+            }
+        }
+        WmmaMatrix::C => {
+            for half in 0..2 {
+                for index in 0..4 {
+                    let (row, column) = c_position(MmaShape::M16N8K16, lane, index);
+                    let element = 4 * half + index;
+                    let (register, part) = if ty == MmaType::F16 {
+                        (element / 2, element % 2)
+                    } else {
+                        (element, 0)
+                    };
+                    elements.push(((row, column + 8 * half), register, part));
+                }
+            }
+        }
+    }
+    elements
+}
+
+/// The bytes of one element of a WMMA fragment of `ty`.
+fn wmma_element_bytes(ty: MmaType) -> u32 {
+    if ty == MmaType::F32 {
+        4
+    } else {
+        2
+    }
+}
+
+/// `wmma.load` (`store` false) or `wmma.store` of a 16x16 fragment.
+#[allow(clippy::too_many_arguments)]
+fn wmma_access(
+    env: &LaunchEnv,
+    warp: &mut Warp,
+    state: &mut BlockState,
+    pc: u32,
+    active: u32,
+    store: bool,
+    matrix: WmmaMatrix,
+    layout: WmmaLayout,
+    space: StateSpace,
+    ty: MmaType,
+    registers: &[ValueReg],
+    addr: LoweredAddress,
+    stride: Option<ValueReg>,
+) -> Result<(), Fault> {
+    let name = if store { "wmma.store" } else { "wmma.load" };
+    let first = active.trailing_zeros() as usize;
+    // Every lane names the same matrix: its address and stride.
+    let base = lane_address(&warp.values, addr, first);
+    let stride_of = |lane: usize| {
+        stride.map_or(16, |register| {
+            warp.values[register as usize * WARP_SIZE + lane] & 0xffff_ffff
+        })
+    };
+    let elements_apart = stride_of(first);
+    for lane in 0..WARP_SIZE {
+        if active >> lane & 1 != 0
+            && (lane_address(&warp.values, addr, lane) != base || stride_of(lane) != elements_apart)
+        {
+            return Err(fault(
+                FaultKind::InvalidAccess {
+                    message: format!(
+                        "`{name}` needs the same address and stride in every lane, but lane {lane} gives {:#x} and {} where lane {first} gives {base:#x} and {elements_apart}",
+                        lane_address(&warp.values, addr, lane),
+                        stride_of(lane)
+                    ),
+                },
+                lane as u32,
+            ));
+        }
+    }
+    let size = wmma_element_bytes(ty);
+    let element_address = |row: usize, column: usize| {
+        let index = match layout {
+            WmmaLayout::Row => row as u64 * elements_apart + column as u64,
+            WmmaLayout::Column => column as u64 * elements_apart + row as u64,
+        };
+        base.wrapping_add(index * u64::from(size))
+    };
+    let registers_used = if matches!(matrix, WmmaMatrix::A | WmmaMatrix::B) {
+        4
+    } else {
+        registers.len()
+    };
+    state.sectors.clear();
+    let mut global_lanes = 0u32;
+    let race_epoch = crate::warp::barrier_openings(&state.barriers);
+    for lane in 0..WARP_SIZE {
+        if active >> lane & 1 == 0 {
+            continue;
+        }
+        let mut words = [0u64; 8];
+        if store {
+            for (word, &register) in words.iter_mut().zip(registers) {
+                *word = warp.values[register as usize * WARP_SIZE + lane];
+            }
+        }
+        for ((row, column), register, part) in wmma_elements(matrix, ty, lane) {
+            if register >= registers_used {
+                continue;
+            }
+            let address = element_address(row, column);
+            let shift = 16 * part;
+            let mask = if size == 4 { 0xffff_ffff } else { 0xffff };
+            let target = resolve(space, address);
+            let bits = words[register] >> shift & mask;
+            let done = match target {
+                Target::Shared(offset) => {
+                    if let Some(races) = &mut state.races {
+                        let accessor = crate::racecheck::Accessor {
+                            thread: (warp.index as usize * WARP_SIZE + lane) as u32,
+                            pc,
+                            epoch: race_epoch,
+                            instruction: state.instructions,
+                            warp_syncs: warp.syncs,
+                        };
+                        races.observe(accessor, offset, size, store);
+                    }
+                    if store {
+                        write_bytes(&mut state.shared, offset as usize, size, bits).map(|_| 0)
+                    } else {
+                        read_bytes(&state.shared, offset as usize, size)
+                    }
+                }
+                Target::Global(address) => {
+                    global_lanes |= 1 << lane;
+                    crate::access::push_sectors(&mut state.sectors, address, size);
+                    if store {
+                        state.stores.write(env.global, address, size, bits).ok().map(|_| 0)
+                    } else {
+                        state.stores.read(env.global, address, size).ok()
+                    }
+                }
+                _ => {
+                    return Err(fault(
+                        FaultKind::InvalidAccess {
+                            message: format!(
+                                "`{name}` accesses shared or global memory, but the element at {address:#x} is in neither"
+                            ),
+                        },
+                        lane as u32,
+                    ))
+                }
+            };
+            let value =
+                done.ok_or_else(|| out_of_bounds(env, target, address, size, store, lane))?;
+            if !store {
+                words[register] = words[register] & !(mask << shift) | (value & mask) << shift;
+            }
+        }
+        if !store {
+            // `.f16` A and B repeat their four registers.
+            for (index, &register) in registers.iter().enumerate() {
+                warp.values[register as usize * WARP_SIZE + lane] = words[index % registers_used];
+            }
+        }
+    }
+    let counters = &mut state.stats.per_instruction[pc as usize];
+    if global_lanes != 0 {
+        crate::access::record_sectors(counters, &mut state.sectors);
+    }
+    state.last_wavefronts = warpsim_banks::Wavefronts::default();
+    if !matches!(resolve(space, base), Target::Shared(_)) {
+        return Ok(());
+    }
+    let offset_of = |address: u64| match resolve(space, address) {
+        Target::Shared(offset) => offset as u32,
+        _ => 0,
+    };
+    let verdict = if matches!(matrix, WmmaMatrix::A | WmmaMatrix::B) {
+        // `LDSM.x4`: one 8x8 block of the matrix per phase, its eight
+        // 16-byte rows along the layout's contiguous dimension.
+        let mut rows = [0u32; WARP_SIZE];
+        for (block, (block_row, block_column)) in
+            [(0, 0), (1, 0), (0, 1), (1, 1)].into_iter().enumerate()
+        {
+            for line in 0..8 {
+                let (row, column) = match layout {
+                    WmmaLayout::Row => (8 * block_row + line, 8 * block_column),
+                    WmmaLayout::Column => (8 * block_row, 8 * block_column + line),
+                };
+                rows[8 * block + line] = offset_of(element_address(row, column));
+            }
+        }
+        state.arbiter.matrix_request(4, active, &rows)
+    } else {
+        // `LDS`/`STS` per 8x8 quarter of C: each lane's two elements in
+        // one access where they are adjacent (`.row`), else one each.
+        let kind = if store {
+            warpsim_banks::AccessKind::Store
+        } else {
+            warpsim_banks::AccessKind::Load
+        };
+        let mut total = warpsim_banks::Wavefronts::default();
+        let pair_adjacent = layout == WmmaLayout::Row;
+        for quarter in 0..4 {
+            let (row_half, column_half) = (quarter / 2, quarter % 2);
+            let parts: &[usize] = if pair_adjacent { &[0] } else { &[0, 1] };
+            for &part in parts {
+                let mut addresses = [0u32; WARP_SIZE];
+                for (lane, slot) in addresses.iter_mut().enumerate() {
+                    let row = lane / 4 + 8 * row_half;
+                    let column = 2 * (lane % 4) + 8 * column_half + part;
+                    *slot = offset_of(element_address(row, column));
+                }
+                let bytes = if pair_adjacent { 2 * size } else { size };
+                let verdict = state.arbiter.request(kind, bytes, active, &addresses);
+                total.wavefronts += verdict.wavefronts;
+                total.ideal += verdict.ideal;
+            }
+        }
+        total
+    };
+    record_wavefronts(&mut state.stats.per_instruction[pc as usize], verdict);
+    state.last_wavefronts = verdict;
+    Ok(())
+}
+
+/// Runs a WMMA instruction for the warp.
+pub(crate) fn wmma(
+    env: &LaunchEnv,
+    warp: &mut Warp,
+    state: &mut BlockState,
+    pc: u32,
+    active: u32,
+    operation: &WmmaOperation,
+) -> Result<(), Fault> {
+    if active == 0 {
+        return Ok(());
+    }
+    check_whole_warp(warp, active, "wmma")?;
+    match operation {
+        WmmaOperation::Load {
+            matrix,
+            layout,
+            space,
+            ty,
+            registers,
+            addr,
+            stride,
+        } => wmma_access(
+            env, warp, state, pc, active, false, *matrix, *layout, *space, *ty, registers, *addr,
+            *stride,
+        ),
+        WmmaOperation::Store {
+            layout,
+            space,
+            ty,
+            registers,
+            addr,
+            stride,
+        } => {
+            state.checker.last_progress = state.instructions;
+            wmma_access(
+                env,
+                warp,
+                state,
+                pc,
+                active,
+                true,
+                WmmaMatrix::C,
+                *layout,
+                *space,
+                *ty,
+                registers,
+                *addr,
+                *stride,
+            )
+        }
+        WmmaOperation::Mma {
+            input_type,
+            d_type,
+            c_type,
+            d,
+            a,
+            b,
+            c,
+        } => {
+            let fragments = warpsim_ir::mma_fragments(
+                MmaShape::M16N8K16,
+                *d_type,
+                *input_type,
+                *input_type,
+                *c_type,
+            )
+            .expect("the parser admits only m16n8k16 types");
+            let operation = MmaOperation {
+                shape: MmaShape::M16N8K16,
+                satfinite: false,
+                d_type: *d_type,
+                a_type: *input_type,
+                b_type: *input_type,
+                c_type: *c_type,
+                fragments,
+                d: [0; 4],
+                a: [0; 4],
+                b: [0; 2],
+                c: [0; 4],
+            };
+            let value =
+                |register: ValueReg, lane: usize| warp.values[register as usize * WARP_SIZE + lane];
+            let mut results = [[0u64; 8]; WARP_SIZE];
+            for half in 0..2 {
+                let mut inputs = MmaInputs::default();
+                for lane in 0..WARP_SIZE {
+                    for index in 0..4 {
+                        inputs.a[lane][index] = value(a[index], lane);
+                    }
+                    for index in 0..2 {
+                        inputs.b[lane][index] = value(b[2 * half + index], lane);
+                    }
+                    for index in 0..fragments.c {
+                        inputs.c[lane][index] = value(c[fragments.c * half + index], lane);
+                    }
+                }
+                let outputs = mma_fragment(&operation, &inputs);
+                for (lane, output) in outputs.iter().enumerate() {
+                    for index in 0..fragments.d {
+                        results[lane][fragments.d * half + index] = output[index];
+                    }
+                }
+            }
+            for (lane, result) in results.iter().enumerate() {
+                if active >> lane & 1 == 0 {
+                    continue;
+                }
+                for (&register, &value) in d.iter().zip(result) {
+                    warp.values[register as usize * WARP_SIZE + lane] = value;
+                }
+            }
+            Ok(())
+        }
+    }
 }
 
 #[cfg(test)]

@@ -107,16 +107,16 @@ pub(crate) enum MemoryPipe {
 /// register `r` is `r`, predicate register `p` is `value_regs + p`.
 ///
 /// No index appears twice in `reads` or twice in `writes`. The arrays are
-/// large enough for every kind: at most eleven reads (a guarded `mma`:
-/// guard, four registers of A, two of B, four of C) and four writes (an
-/// `ld.v4` or an unpacking `mov` into four registers). The compiler checks
+/// large enough for every kind: at most 25 reads (a guarded `wmma.mma`:
+/// guard, eight registers each of A, B and C) and eight writes (a
+/// `wmma.load` or `wmma.mma` of eight registers). The compiler checks
 /// every kind's count against the arrays (see `gather`) in any build that
 /// calls [`operands`], the machine's tests included.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Operands {
-    pub reads: [u32; 12],
+    pub reads: [u32; 28],
     pub read_count: u8,
-    pub writes: [u32; 4],
+    pub writes: [u32; 8],
     pub write_count: u8,
 }
 
@@ -308,6 +308,12 @@ pub(crate) fn pipe(kind: &Kind) -> Pipe {
             ) => TensorRate::Half,
             _ => TensorRate::Full,
         }),
+        Kind::Wmma { ref operation } => match **operation {
+            crate::tensor::WmmaOperation::Load { space, .. }
+            | crate::tensor::WmmaOperation::Store { space, .. } => Pipe::Memory(memory_pipe(space)),
+            // Two m16n8k16 `HMMA` on an H100; the pipe's interval is one's.
+            crate::tensor::WmmaOperation::Mma { .. } => Pipe::Tensor(TensorRate::Full),
+        },
         Kind::ReadClock { .. }
         | Kind::WarpSync { .. }
         | Kind::Branch { .. }
@@ -337,7 +343,7 @@ fn first(registers: [ValueReg; 4], count: u8) -> [Option<u32>; 4] {
 /// The sizes of the arrays are the most registers each kind can name, so
 /// the checks below, which the compiler makes for every size `operands`
 /// passes, prove that no kind overflows [`Operands`]: the guard and at
-/// most eleven other reads, at most four writes. A kind that named more
+/// most 27 other reads, at most eight writes. A kind that named more
 /// would not compile.
 fn gather<const READS: usize, const WRITES: usize>(
     guard: Option<u32>,
@@ -346,15 +352,15 @@ fn gather<const READS: usize, const WRITES: usize>(
 ) -> Operands {
     const {
         assert!(
-            READS < 12,
-            "a kind reads at most eleven registers besides its guard"
+            READS < 28,
+            "a kind reads at most 27 registers besides its guard"
         );
-        assert!(WRITES <= 4, "a kind writes at most four registers");
+        assert!(WRITES <= 8, "a kind writes at most eight registers");
     }
     let mut operands = Operands {
-        reads: [0; 12],
+        reads: [0; 28],
         read_count: 0,
-        writes: [0; 4],
+        writes: [0; 8],
         write_count: 0,
     };
     for register in std::iter::once(guard).chain(reads).flatten() {
@@ -664,6 +670,42 @@ pub(crate) fn operands(instruction: &Instruction, value_regs: u32) -> Operands {
                 )
             } else {
                 gather(guard, [addr.base], [first_register, second, third, fourth])
+            }
+        }
+        // WMMA: loads read the address and stride and write the fragment,
+        // stores read all three, `wmma.mma` reads A, B and C and writes D.
+        Kind::Wmma { ref operation } => {
+            fn padded<const N: usize>(registers: &[ValueReg]) -> [Option<u32>; N] {
+                let mut slots = [None; N];
+                for (slot, &register) in slots.iter_mut().zip(registers) {
+                    *slot = Some(register);
+                }
+                slots
+            }
+            match &**operation {
+                crate::tensor::WmmaOperation::Load {
+                    registers,
+                    addr,
+                    stride,
+                    ..
+                } => gather(guard, [addr.base, *stride], padded::<8>(registers)),
+                crate::tensor::WmmaOperation::Store {
+                    registers,
+                    addr,
+                    stride,
+                    ..
+                } => {
+                    let sources: [Option<u32>; 8] = padded(registers);
+                    let mut reads = [None; 10];
+                    reads[0] = addr.base;
+                    reads[1] = *stride;
+                    reads[2..].copy_from_slice(&sources);
+                    gather(guard, reads, [])
+                }
+                crate::tensor::WmmaOperation::Mma { d, a, b, c, .. } => {
+                    let all: Vec<ValueReg> = a.iter().chain(b).chain(c).copied().collect();
+                    gather(guard, padded::<24>(&all), padded::<8>(d))
+                }
             }
         }
         // `mma` reads every register of A, B and C and writes D's.
