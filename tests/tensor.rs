@@ -198,3 +198,155 @@ fn wmma_gemm_computes_the_product_with_the_h100s_wavefronts() {
         vec![("ldmatrix", vec![8, 16], 1536), ("st.shared", vec![1], 512)]
     );
 }
+
+/// The H100's shared wavefronts of a kernel by SASS opcode (the first word
+/// of the instruction): (executions, wavefronts).
+fn hardware_by_opcode(kernel: &str, opcode: &str) -> (u64, u64) {
+    let path = repo_root().join(format!("programs/tensor/hardware/ncu/{kernel}.sass.csv"));
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut header: Vec<String> = Vec::new();
+    let (mut executions, mut wavefronts) = (0, 0);
+    for line in text.lines() {
+        let fields: Vec<String> = line
+            .trim_end_matches(',')
+            .split("\",\"")
+            .map(|field| field.trim_matches('"').to_string())
+            .collect();
+        if fields.first().is_some_and(|field| field == "Address") {
+            header = fields;
+            continue;
+        }
+        let column = |name: &str| header.iter().position(|field| field == name);
+        let (Some(source), Some(executed), Some(shared)) = (
+            column("Source"),
+            column("Instructions Executed"),
+            column("L1 Wavefronts Shared"),
+        ) else {
+            continue;
+        };
+        if fields
+            .get(source)
+            .and_then(|text| text.split_whitespace().next())
+            != Some(opcode)
+        {
+            continue;
+        }
+        executions += fields[executed].replace(',', "").parse::<u64>().unwrap();
+        wavefronts += fields[shared].replace(',', "").parse::<u64>().unwrap();
+    }
+    (executions, wavefronts)
+}
+
+/// warpsim's (executions, wavefronts) of the instructions whose text starts
+/// with `prefix`.
+fn simulated_by_prefix(report: &Report, prefix: &str) -> (u64, u64) {
+    report
+        .instructions
+        .iter()
+        .filter(|instruction| instruction.text.starts_with(prefix))
+        .fold((0, 0), |(executions, wavefronts), instruction| {
+            (
+                executions + instruction.counts.executed,
+                wavefronts + instruction.counts.wavefronts,
+            )
+        })
+}
+
+#[test]
+fn attention_forward_computes_softmax_attention_with_the_h100s_wavefronts() {
+    let launch = repo_root().join("programs/tensor/attention_forward.toml");
+    let config = warpsim_driver::load_config(None).unwrap();
+    let result = warpsim_driver::prepare(&launch, config)
+        .unwrap()
+        .execute(2)
+        .unwrap();
+    assert!(result.failure.is_none(), "{:?}", result.failure);
+    let halves = |name: &str| -> Vec<f64> {
+        result
+            .buffer(name)
+            .unwrap()
+            .chunks_exact(2)
+            .map(|pair| half_to_f64(u16::from_le_bytes([pair[0], pair[1]])))
+            .collect()
+    };
+    let (q, k, v) = (halves("Q"), halves("K"), halves("V"));
+    let out: Vec<f32> = result
+        .buffer("O")
+        .unwrap()
+        .chunks_exact(4)
+        .map(|word| f32::from_le_bytes(word.try_into().unwrap()))
+        .collect();
+    // O = softmax(Q K^T / sqrt(32)) V in f64. The kernel rounds P to half
+    // (a relative error below 2^-11 per element, so below 2^-11 in O, as P
+    // sums to 1 and V lies in [0, 1)); the truncations of the fitted mma
+    // model, __expf and the division add far less (each below 2^-14).
+    let (sequence, width) = (64, 32);
+    let mut largest_error = 0f64;
+    for row in 0..sequence {
+        let scores: Vec<f64> = (0..sequence)
+            .map(|key| {
+                (0..width)
+                    .map(|d| q[row * width + d] * k[key * width + d])
+                    .sum::<f64>()
+                    / (width as f64).sqrt()
+            })
+            .collect();
+        let largest = scores.iter().cloned().fold(f64::MIN, f64::max);
+        let exponentials: Vec<f64> = scores.iter().map(|s| (s - largest).exp()).collect();
+        let sum: f64 = exponentials.iter().sum();
+        for column in 0..width {
+            let exact: f64 = (0..sequence)
+                .map(|key| exponentials[key] / sum * v[key * width + column])
+                .sum();
+            let got = f64::from(out[row * width + column]);
+            largest_error = largest_error.max((got - exact).abs());
+        }
+    }
+    assert!(
+        largest_error < 2f64.powi(-10),
+        "largest error {largest_error}"
+    );
+
+    let report = &result.report;
+    // wmma.load.a/.b are the LDSM.x4: 16 or 32 wavefronts per execution
+    // (rows 64 or 128 bytes apart), on both. ptxas loads the P fragment
+    // once per key block rather than once per column block, 16 loads of
+    // 32 wavefronts fewer than the PTX asks for.
+    let mut per_execution: Vec<u64> = report
+        .instructions
+        .iter()
+        .filter(|instruction| {
+            instruction.text.starts_with("wmma.load") && instruction.counts.executed > 0
+        })
+        .map(|instruction| instruction.counts.wavefronts / instruction.counts.executed)
+        .collect();
+    per_execution.sort();
+    per_execution.dedup();
+    assert_eq!(per_execution, vec![16, 32]);
+    let (loads, load_wavefronts) = simulated_by_prefix(report, "wmma.load");
+    let (ldsm, ldsm_wavefronts) = {
+        let plain = hardware_by_opcode("attention_forward", "LDSM.16.M88.4");
+        let transposed = hardware_by_opcode("attention_forward", "LDSM.16.MT88.4");
+        (plain.0 + transposed.0, plain.1 + transposed.1)
+    };
+    assert_eq!(
+        (loads, load_wavefronts),
+        (ldsm + 16, ldsm_wavefronts + 16 * 32)
+    );
+    // wmma.store.d.shared.f32 is four STS.64 on the H100: the same total.
+    let (_, store_wavefronts) =
+        simulated_by_prefix(report, "wmma.store.d.sync.aligned.row.m16n16k16.shared");
+    assert_eq!(
+        store_wavefronts,
+        hardware_by_opcode("attention_forward", "STS.64").1
+    );
+    // The staging stores and the score loads, one wavefront each.
+    assert_eq!(
+        simulated_by_prefix(report, "st.shared"),
+        hardware_by_opcode("attention_forward", "STS.U16")
+    );
+    assert_eq!(
+        simulated_by_prefix(report, "ld.shared"),
+        hardware_by_opcode("attention_forward", "LDS")
+    );
+}

@@ -1105,8 +1105,8 @@ pub(crate) fn wmma(
             for half in 0..2 {
                 let mut inputs = MmaInputs::default();
                 for lane in 0..WARP_SIZE {
-                    for index in 0..4 {
-                        inputs.a[lane][index] = value(a[index], lane);
+                    for (slot, &register) in inputs.a[lane].iter_mut().zip(a) {
+                        *slot = value(register, lane);
                     }
                     for index in 0..2 {
                         inputs.b[lane][index] = value(b[2 * half + index], lane);

@@ -928,13 +928,6 @@ mod tests {
         sources(&programs, &mut files);
         let (mut kernels, mut instructions, mut memory) = (0, 0, 0);
         for path in &files {
-            // The WMMA programs of `programs/tensor` wait for `wmma` to be
-            // implemented (docs/tensor-cores.md, "Not yet").
-            if path.ends_with("tensor/wmma-gemm.ptx")
-                || path.ends_with("tensor/attention-forward.ptx")
-            {
-                continue;
-            }
             let text = std::fs::read_to_string(path).expect("a committed program");
             let name = path.display().to_string();
             let module = if name.ends_with(".ptx") {
