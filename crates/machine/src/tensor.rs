@@ -887,6 +887,9 @@ fn wmma_access(
     state.sectors.clear();
     let mut global_lanes = 0u32;
     let race_epoch = crate::warp::barrier_openings(&state.barriers);
+    // The lanes that read shared bytes no store wrote, and those bytes
+    // (first, end), for the initialization checker.
+    let mut unwritten = (0u32, u64::MAX, 0u64);
     for lane in 0..WARP_SIZE {
         if active >> lane & 1 == 0 {
             continue;
@@ -908,6 +911,16 @@ fn wmma_access(
             let bits = words[register] >> shift & mask;
             let done = match target {
                 Target::Shared(offset) => {
+                    if let Some(written) = &mut state.written {
+                        let (start, len) = (offset as usize, size as usize);
+                        if store {
+                            written.write_shared(start, len);
+                        } else if !written.shared_written(start, len) {
+                            unwritten.0 |= 1 << lane;
+                            unwritten.1 = unwritten.1.min(offset);
+                            unwritten.2 = unwritten.2.max(offset + u64::from(size));
+                        }
+                    }
                     if let Some(races) = &mut state.races {
                         let accessor = crate::racecheck::Accessor {
                             thread: (warp.index as usize * WARP_SIZE + lane) as u32,
@@ -956,6 +969,17 @@ fn wmma_access(
                 warp.values[register as usize * WARP_SIZE + lane] = words[index % registers_used];
             }
         }
+    }
+    if unwritten.0 != 0 {
+        state.checker.uninitialized_read(
+            pc,
+            crate::initcheck::ReadSpace::Shared,
+            false,
+            warp.index,
+            unwritten.0,
+            unwritten.1,
+            unwritten.2,
+        );
     }
     let counters = &mut state.stats.per_instruction[pc as usize];
     if global_lanes != 0 {
