@@ -79,8 +79,19 @@
 //!   word its access touches; other atomic sizes follow the same rule.
 //! - A misaligned access (which real hardware rejects) is still counted, as the span of words
 //!   it touches, so that the simulator can report a cost before it reports the fault.
-//! - ldmatrix and stmatrix are not modelled here yet, because the instruction set of the
-//!   simulator does not have them.
+//!
+//! # Matrix loads and stores
+//!
+//! `ldmatrix` and `stmatrix` (PTX ISA 9.7.14.5.15 and 9.7.14.5.16) move 8x8 matrices of 16-bit
+//! elements: each of the 8 lanes `8i .. 8i + 7` gives the address of one 16-byte row of matrix
+//! `i`, for 1, 2 or 4 matrices. [`BankArbiter::matrix_request`] serves each matrix's 8 rows as
+//! one phase, by the same max rule as a 16-byte access (rows on one word share it), and sums
+//! the phases: measured on an H200 (bank-rules.md: x1 rows 16 bytes apart 1 wavefront, 128
+//! bytes apart 8; x4 4 and 32; the XOR swizzle 4; stmatrix x4 4 and 32) and on an H100
+//! (`programs/tensor/hardware/ncu`: rows 32, 64 and 128 bytes apart took 2, 4 and 8
+//! wavefronts per matrix, for `ldmatrix` and for the `LDSM` that `wmma.load` becomes). The
+//! ideal is one wavefront per matrix with 32 banks of 4 bytes (its 128 bytes fill one row of
+//! banks), and in general `ceil(matrices * 128 / (banks * bank_width_bytes))`.
 
 #![deny(missing_docs)]
 
@@ -300,6 +311,50 @@ impl BankArbiter {
         // but never more than the request needs: a broadcast is ideal as it is.
         let active_bytes = active.count_ones() * size;
         let ideal = active_bytes.div_ceil(self.row_bytes).min(wavefronts).max(1);
+        Wavefronts { wavefronts, ideal }
+    }
+
+    /// Counts the wavefronts of one `ldmatrix` or `stmatrix` of `matrices` (1, 2 or 4) 8x8
+    /// matrices of 16-bit elements.
+    ///
+    /// `row_addresses[lane]` is the byte offset in the block's shared window of the 16-byte row
+    /// that lane `lane` gives: lanes `8i .. 8i + 7` give the rows of matrix `i`, and the other
+    /// lanes' addresses are ignored. Only lanes whose bit is set in `active` take part; a matrix
+    /// none of whose row lanes is active costs nothing. Each matrix is one phase, costing the
+    /// largest number of distinct words asked of one bank (rows that share a word share it).
+    ///
+    /// # Panics
+    ///
+    /// Panics when `matrices` is not 1, 2 or 4, the only counts the instructions have.
+    pub fn matrix_request(
+        &mut self,
+        matrices: u32,
+        active: u32,
+        row_addresses: &[u32; 32],
+    ) -> Wavefronts {
+        assert!(
+            matches!(matrices, 1 | 2 | 4),
+            "ldmatrix and stmatrix move 1, 2 or 4 matrices, not {matrices}"
+        );
+        const ROW_BYTES: u32 = 16;
+        const ROWS_PER_MATRIX: u32 = 8;
+        let row_lanes = active & phase_lane_mask(0, matrices * ROWS_PER_MATRIX);
+        if row_lanes == 0 {
+            return Wavefronts::default();
+        }
+        let mut wavefronts = 0;
+        for matrix in 0..matrices {
+            let phase_start = matrix * ROWS_PER_MATRIX;
+            let phase_lanes = row_lanes & phase_lane_mask(phase_start, ROWS_PER_MATRIX);
+            if phase_lanes != 0 {
+                wavefronts +=
+                    self.phase_wavefronts(true, ROW_BYTES, phase_start, phase_lanes, row_addresses);
+            }
+        }
+        // Each matrix is 128 bytes however its rows lie; a matrix whose rows repeat one word
+        // can cost less than that, so the ideal never exceeds the wavefronts.
+        let matrix_bytes = matrices * ROW_BYTES * ROWS_PER_MATRIX;
+        let ideal = matrix_bytes.div_ceil(self.row_bytes).min(wavefronts).max(1);
         Wavefronts { wavefronts, ideal }
     }
 

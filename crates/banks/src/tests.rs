@@ -1112,3 +1112,82 @@ proptest! {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// ldmatrix and stmatrix: one 16-byte row from each of 8 lanes per matrix.
+// ---------------------------------------------------------------------------------------------
+
+/// One measured `ldmatrix`/`stmatrix` count: the matrices, the row address of lane `l`, the
+/// active lanes and the wavefronts the hardware took.
+struct MeasuredMatrixCase {
+    row: &'static str,
+    matrices: u32,
+    offset: fn(u32) -> u32,
+    active: u32,
+    wavefronts: u32,
+}
+
+/// The ldmatrix and stmatrix rows of bank-rules.md (H200; stmatrix is served like ldmatrix,
+/// one phase per matrix), and the per-instruction counts Nsight Compute gave on an H100 for
+/// programs/tensor (`hardware/ncu/*.sass.csv`): the `LDSM.16.M88.4` and `LDSM.16.MT88.4` of
+/// the unswizzled GEMM (rows of 128 bytes: 1024 wavefronts over 32 executions) and of the
+/// WMMA GEMM (`wmma.load.a` with a leading dimension of 16 halves, rows 32 bytes apart: 512
+/// over 64; `wmma.load.b` with 32 halves, rows 64 bytes apart: 1024 over 64).
+#[rustfmt::skip]
+const MEASURED_MATRIX_CASES: &[MeasuredMatrixCase] = &[
+    MeasuredMatrixCase { row: "ldmatrix x1, 16l, lanes 0-7", matrices: 1, offset: |l| 16 * l, active: 0xff, wavefronts: 1 },
+    MeasuredMatrixCase { row: "ldmatrix x1, 128l, lanes 0-7", matrices: 1, offset: |l| 128 * l, active: 0xff, wavefronts: 8 },
+    MeasuredMatrixCase { row: "ldmatrix x4, 16l", matrices: 4, offset: |l| 16 * l, active: ALL, wavefronts: 4 },
+    MeasuredMatrixCase { row: "ldmatrix x4, 128l", matrices: 4, offset: |l| 128 * l, active: ALL, wavefronts: 32 },
+    MeasuredMatrixCase { row: "ldmatrix x4, 128(l&7)+16((l>>3)^(l&7))", matrices: 4, offset: |l| 128 * (l & 7) + 16 * ((l >> 3) ^ (l & 7)), active: ALL, wavefronts: 4 },
+    MeasuredMatrixCase { row: "stmatrix x4, 16l", matrices: 4, offset: |l| 16 * l, active: ALL, wavefronts: 4 },
+    MeasuredMatrixCase { row: "stmatrix x4, 128l", matrices: 4, offset: |l| 128 * l, active: ALL, wavefronts: 32 },
+    MeasuredMatrixCase { row: "H100 gemm_mma_plain LDSM x4, 128(l%16)+16(l/16)", matrices: 4, offset: |l| 128 * (l % 16) + 16 * (l / 16), active: ALL, wavefronts: 32 },
+    MeasuredMatrixCase { row: "H100 gemm_mma_swizzled LDSM x4, swizzled", matrices: 4, offset: |l| 128 * (l % 16) + 16 * ((l / 16) ^ (l % 8)), active: ALL, wavefronts: 4 },
+    MeasuredMatrixCase { row: "H100 wmma_gemm load.a, ldm 16 halves", matrices: 4, offset: |l| 32 * (l % 16) + 16 * (l / 16), active: ALL, wavefronts: 8 },
+    MeasuredMatrixCase { row: "H100 wmma_gemm load.b, ldm 32 halves", matrices: 4, offset: |l| 64 * (l % 16) + 16 * (l / 16), active: ALL, wavefronts: 16 },
+];
+
+#[test]
+fn measured_matrix_cases() {
+    let mut arbiter = BankArbiter::new(BankConfig::HOPPER);
+    for case in MEASURED_MATRIX_CASES {
+        let got = arbiter.matrix_request(case.matrices, case.active, &lane_addresses(case.offset));
+        assert_eq!(
+            got.wavefronts, case.wavefronts,
+            "row `{}`: {got:?}",
+            case.row
+        );
+        // Nsight Compute's ideal was one wavefront per matrix in every measured case.
+        assert_eq!(got.ideal, case.matrices, "row `{}`: {got:?}", case.row);
+    }
+}
+
+#[test]
+fn matrix_phases_are_eight_lanes_and_ignore_the_lanes_past_the_matrices() {
+    let mut arbiter = BankArbiter::new(BankConfig::HOPPER);
+    // x2 with rows 128 bytes apart: two phases of 8 rows in one bank group each, 8 + 8; lanes
+    // 16-31 hold addresses that would conflict but give no row.
+    let addresses = lane_addresses(|l| if l < 16 { 128 * l } else { 0 });
+    assert_eq!(arbiter.matrix_request(2, ALL, &addresses).wavefronts, 16);
+    // Rows that repeat one address share its words: 8 lanes on one row cost 1.
+    let same = lane_addresses(|_| 256);
+    assert_eq!(
+        arbiter.matrix_request(4, ALL, &same),
+        Wavefronts {
+            wavefronts: 4,
+            ideal: 4
+        }
+    );
+    // Only the active row lanes count; a matrix with no active row lane costs nothing.
+    assert_eq!(
+        arbiter
+            .matrix_request(4, 0x0000_00ff, &lane_addresses(|l| 128 * l))
+            .wavefronts,
+        8
+    );
+    assert_eq!(
+        arbiter.matrix_request(4, 0, &lane_addresses(|l| 128 * l)),
+        Wavefronts::default()
+    );
+}

@@ -1147,6 +1147,80 @@ pub enum Op {
         a: Operand,
         b: Option<Operand>,
     },
+    // Tensor-core instructions and the matrix loads and stores that feed
+    // them (PTX ISA 9.7.14, "Warp Level Matrix Multiply-Accumulate
+    // Instructions"). Each is warp-synchronous and `.aligned`: every thread
+    // of the warp executes it together.
+    /// `ldmatrix.sync.aligned.m8n8.xN[.trans][.shared].b16 {d0, ..}, [addr]`
+    /// (PTX ISA 9.7.14.5.15): one, two or four 8x8 matrices of 16-bit
+    /// elements, one `.b32` destination per matrix. Lanes `8i .. 8i + 7`
+    /// give the 16-byte rows of matrix `i`.
+    MatrixLoad {
+        space: StateSpace,
+        transpose: bool,
+        dst: Vec<RegId>,
+        addr: Address,
+    },
+    /// `stmatrix.sync.aligned.m8n8.xN[.trans][.shared].b16 [addr], {s0, ..}`
+    /// (PTX ISA 9.7.14.5.16): the inverse of `ldmatrix`.
+    MatrixStore {
+        space: StateSpace,
+        transpose: bool,
+        addr: Address,
+        src: Vec<RegId>,
+    },
+    /// `mma.sync.aligned.shape.row.col[.satfinite].dtype.atype.btype.ctype
+    /// d, a, b, c` (PTX ISA 9.7.14.5.14): `D = A * B + C` for the warp's
+    /// fragments, each a brace list of registers.
+    MatrixMultiplyAccumulate {
+        shape: MmaShape,
+        satfinite: bool,
+        d_type: MmaType,
+        a_type: MmaType,
+        b_type: MmaType,
+        c_type: MmaType,
+        d: Vec<RegId>,
+        a: Vec<RegId>,
+        b: Vec<RegId>,
+        c: Vec<RegId>,
+    },
+    /// `wmma.load.{a,b,c}.sync.aligned.{row,col}.m16n16k16[.space].ty
+    /// {d..}, [addr][, stride]` (PTX ISA 9.7.14.4.2): a 16x16 fragment,
+    /// `stride` elements between rows (`.row`) or columns (`.col`), 16 when
+    /// left out.
+    WmmaLoad {
+        matrix: WmmaMatrix,
+        layout: WmmaLayout,
+        space: StateSpace,
+        ty: MmaType,
+        dst: Vec<RegId>,
+        addr: Address,
+        stride: Option<Operand>,
+    },
+    /// `wmma.store.d.sync.aligned.{row,col}.m16n16k16[.space].ty [addr],
+    /// {s..}[, stride]` (PTX ISA 9.7.14.4.3).
+    WmmaStore {
+        layout: WmmaLayout,
+        space: StateSpace,
+        ty: MmaType,
+        addr: Address,
+        src: Vec<RegId>,
+        stride: Option<Operand>,
+    },
+    /// `wmma.mma.sync.aligned.alayout.blayout.m16n16k16.dtype.ctype d, a, b,
+    /// c` for `.f16` inputs, `...m16n16k16.f32.bf16.bf16.f32` for `.bf16`
+    /// (PTX ISA 9.7.14.4.4).
+    WmmaMma {
+        a_layout: WmmaLayout,
+        b_layout: WmmaLayout,
+        input_type: MmaType,
+        d_type: MmaType,
+        c_type: MmaType,
+        d: Vec<RegId>,
+        a: Vec<RegId>,
+        b: Vec<RegId>,
+        c: Vec<RegId>,
+    },
 }
 
 /// The most arrivals an mbarrier phase can expect, and the most one
@@ -1245,6 +1319,200 @@ impl MbarrierOp {
     }
 }
 
+/// The operand a `wmma.load` loads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WmmaMatrix {
+    A,
+    B,
+    C,
+}
+
+impl WmmaMatrix {
+    pub fn name(self) -> &'static str {
+        match self {
+            WmmaMatrix::A => "a",
+            WmmaMatrix::B => "b",
+            WmmaMatrix::C => "c",
+        }
+    }
+}
+
+/// How a WMMA matrix lies in memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WmmaLayout {
+    Row,
+    Column,
+}
+
+impl WmmaLayout {
+    pub fn name(self) -> &'static str {
+        match self {
+            WmmaLayout::Row => "row",
+            WmmaLayout::Column => "col",
+        }
+    }
+}
+
+/// The registers of an m16n16k16 WMMA fragment of `ty` (PTX ISA 9.7.14.4.1):
+/// `.f16` A and B eight `.f16x2`, `.bf16` A and B four `.b32`, `.f16` C
+/// and D four `.f16x2`, `.f32` C and D eight `.f32`; `None` for other types.
+pub fn wmma_fragment_registers(matrix: WmmaMatrix, ty: MmaType) -> Option<usize> {
+    match (matrix, ty) {
+        (WmmaMatrix::A | WmmaMatrix::B, MmaType::F16) => Some(8),
+        (WmmaMatrix::A | WmmaMatrix::B, MmaType::Bf16) => Some(4),
+        (WmmaMatrix::C, MmaType::F16) => Some(4),
+        (WmmaMatrix::C, MmaType::F32) => Some(8),
+        _ => None,
+    }
+}
+
+/// The shapes of `mma.sync` the machine runs: `mMnNkK`, an `M x K` matrix
+/// A times a `K x N` matrix B plus an `M x N` matrix C.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MmaShape {
+    M16N8K16,
+    M16N8K8,
+    M8N8K4,
+    M16N8K32,
+}
+
+impl MmaShape {
+    pub const ALL: [MmaShape; 4] = [
+        MmaShape::M16N8K16,
+        MmaShape::M16N8K8,
+        MmaShape::M8N8K4,
+        MmaShape::M16N8K32,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            MmaShape::M16N8K16 => "m16n8k16",
+            MmaShape::M16N8K8 => "m16n8k8",
+            MmaShape::M8N8K4 => "m8n8k4",
+            MmaShape::M16N8K32 => "m16n8k32",
+        }
+    }
+
+    /// `(M, N, K)`.
+    pub fn dimensions(self) -> (u32, u32, u32) {
+        match self {
+            MmaShape::M16N8K16 => (16, 8, 16),
+            MmaShape::M16N8K8 => (16, 8, 8),
+            MmaShape::M8N8K4 => (8, 8, 4),
+            MmaShape::M16N8K32 => (16, 8, 32),
+        }
+    }
+}
+
+/// The element types of `mma.sync` fragments. `.tf32` is a type of its own
+/// here: the tensor cores read the upper 19 bits of an `.f32` register.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MmaType {
+    F16,
+    Bf16,
+    Tf32,
+    F32,
+    F64,
+    S8,
+    U8,
+    S32,
+}
+
+impl MmaType {
+    pub const ALL: [MmaType; 8] = [
+        MmaType::F16,
+        MmaType::Bf16,
+        MmaType::Tf32,
+        MmaType::F32,
+        MmaType::F64,
+        MmaType::S8,
+        MmaType::U8,
+        MmaType::S32,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            MmaType::F16 => "f16",
+            MmaType::Bf16 => "bf16",
+            MmaType::Tf32 => "tf32",
+            MmaType::F32 => "f32",
+            MmaType::F64 => "f64",
+            MmaType::S8 => "s8",
+            MmaType::U8 => "u8",
+            MmaType::S32 => "s32",
+        }
+    }
+}
+
+/// The number of registers of each fragment of an `mma.sync` (PTX ISA
+/// 9.7.14.5.8 to 9.7.14.5.12, "Matrix Fragments for mma.m..."): every
+/// thread holds `M*K/32` elements of A, `K*N/32` of B and `M*N/32` of C
+/// and D, packed into 32-bit registers (64-bit for `.f64`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MmaFragments {
+    pub a: usize,
+    pub b: usize,
+    pub c: usize,
+    pub d: usize,
+}
+
+/// Whether `shape` with these types is an `mma.sync` the machine runs, and
+/// if so its fragment register counts. The combinations are those of the
+/// PTX ISA's table for `mma` ("Matrix shape and data types") that sm_80 to
+/// sm_90 kernels use.
+pub fn mma_fragments(
+    shape: MmaShape,
+    d_type: MmaType,
+    a_type: MmaType,
+    b_type: MmaType,
+    c_type: MmaType,
+) -> Option<MmaFragments> {
+    use MmaType::*;
+    let (m, n, k) = shape.dimensions();
+    let a_bits = match a_type {
+        F16 | Bf16 => 16,
+        Tf32 | F32 => 32,
+        F64 => 64,
+        S8 | U8 => 8,
+        S32 => return None,
+    };
+    let accumulator_bits = match c_type {
+        F16 => 16,
+        F32 | S32 => 32,
+        F64 => 64,
+        _ => return None,
+    };
+    let valid = match (shape, a_type) {
+        (MmaShape::M16N8K16 | MmaShape::M16N8K8, F16) => {
+            b_type == F16 && matches!(c_type, F16 | F32) && matches!(d_type, F16 | F32)
+        }
+        (MmaShape::M16N8K16 | MmaShape::M16N8K8, Bf16) => {
+            b_type == Bf16 && c_type == F32 && d_type == F32
+        }
+        (MmaShape::M16N8K8, Tf32) => b_type == Tf32 && c_type == F32 && d_type == F32,
+        (MmaShape::M8N8K4, F64) => b_type == F64 && c_type == F64 && d_type == F64,
+        (MmaShape::M16N8K32, S8 | U8) => {
+            matches!(b_type, S8 | U8) && c_type == S32 && d_type == S32
+        }
+        _ => false,
+    };
+    if !valid {
+        return None;
+    }
+    let register_bits = a_bits.max(32);
+    let accumulator_register_bits = accumulator_bits.max(32);
+    let d_bits = if d_type == F16 { 16 } else { accumulator_bits };
+    let registers = |elements: u32, element_bits: u32, register_bits: u32| {
+        (elements / 32 * element_bits).div_ceil(register_bits) as usize
+    };
+    Some(MmaFragments {
+        a: registers(m * k, a_bits, register_bits),
+        b: registers(k * n, a_bits, register_bits),
+        c: registers(m * n, accumulator_bits, accumulator_register_bits),
+        d: registers(m * n, d_bits, d_bits.max(32)),
+    })
+}
+
 impl Op {
     /// The type of one element of a `Pack`/`Unpack` of `count` elements in
     /// `ty`: the bit type of `ty.bits() / count` bits.
@@ -1262,6 +1530,10 @@ impl Op {
         match self {
             Op::Load { space, .. } => Some((*space, MemoryAccessKind::Load)),
             Op::Store { space, .. } => Some((*space, MemoryAccessKind::Store)),
+            Op::MatrixLoad { space, .. } => Some((*space, MemoryAccessKind::Load)),
+            Op::MatrixStore { space, .. } => Some((*space, MemoryAccessKind::Store)),
+            Op::WmmaLoad { space, .. } => Some((*space, MemoryAccessKind::Load)),
+            Op::WmmaStore { space, .. } => Some((*space, MemoryAccessKind::Store)),
             Op::Atom {
                 space,
                 dst: Some(_),
@@ -1313,6 +1585,10 @@ impl Op {
             | Op::CvtBf16Relu { dst, .. }
             | Op::NarrowFloat { dst, .. } => vec![*dst],
             Op::Load { dst, .. } => dst.clone(),
+            Op::MatrixLoad { dst, .. }
+            | Op::MatrixMultiplyAccumulate { d: dst, .. }
+            | Op::WmmaLoad { dst, .. }
+            | Op::WmmaMma { d: dst, .. } => dst.clone(),
             Op::Setp { dst, dst_not, .. } => std::iter::once(*dst)
                 .chain(dst_not.iter().copied())
                 .collect(),
@@ -1336,6 +1612,8 @@ impl Op {
             | Op::CpAsyncMbarrierArrive { .. }
             | Op::CpAsyncBulk { .. } => Vec::new(),
             Op::Store { .. }
+            | Op::MatrixStore { .. }
+            | Op::WmmaStore { .. }
             | Op::WarpSync { .. }
             | Op::Fence { .. }
             | Op::Branch { .. }

@@ -479,6 +479,11 @@ impl<'a> BlockWalk<'a> {
             }
             Op::Atom { space, .. } if may_alias_shared(*space) => Effect::Fence,
             Op::Barrier { .. } | Op::Fence { .. } | Op::WarpSync { .. } => Effect::Fence,
+            // Warp-synchronous accesses of shared memory: nothing moves across them.
+            Op::MatrixLoad { .. }
+            | Op::MatrixStore { .. }
+            | Op::WmmaLoad { .. }
+            | Op::WmmaStore { .. } => Effect::Fence,
             _ => Effect::None,
         }
     }
@@ -1175,6 +1180,30 @@ pub fn read_registers(instr: &Instr) -> Vec<RegId> {
             operand(a);
             if let Some(b) = b {
                 operand(b);
+            }
+        }
+        // Tensor-core instructions.
+        Op::MatrixLoad { addr, .. } => address = address_reg(addr),
+        Op::MatrixStore { addr, src, .. } => {
+            address = address_reg(addr);
+            regs.extend(src);
+        }
+        Op::MatrixMultiplyAccumulate { a, b, c, .. } | Op::WmmaMma { a, b, c, .. } => {
+            regs.extend(a.iter().chain(b).chain(c));
+        }
+        Op::WmmaLoad { addr, stride, .. } => {
+            address = address_reg(addr);
+            if let Some(Operand::Reg(reg)) = stride {
+                regs.push(*reg);
+            }
+        }
+        Op::WmmaStore {
+            addr, src, stride, ..
+        } => {
+            address = address_reg(addr);
+            regs.extend(src);
+            if let Some(Operand::Reg(reg)) = stride {
+                regs.push(*reg);
             }
         }
     }

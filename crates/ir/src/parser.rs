@@ -1638,6 +1638,10 @@ impl<'a> Parser<'a> {
                 })?;
                 Ok(Op::Fence { kind, scope })
             }
+            // Tensor-core instructions (PTX ISA 9.7.14).
+            "ldmatrix" | "stmatrix" => self.parse_matrix_access(scope, mnemonic, mods, opcode),
+            "mma" => self.parse_mma(scope, mods, opcode),
+            "wmma" => self.parse_wmma(scope, mods, opcode),
             "shfl" => {
                 if !mods.take("sync") {
                     return Err(self.error_at(opcode, "only `shfl.sync` is supported"));
@@ -2464,6 +2468,381 @@ impl<'a> Parser<'a> {
             }
         }
         Ok(self.parse_register(scope)?.0)
+    }
+
+    /// `ldmatrix.sync.aligned.m8n8.xN[.trans][.shared].b16 {d..}, [addr]` and
+    /// `stmatrix.sync.aligned.m8n8.xN[.trans][.shared].b16 [addr], {s..}`
+    /// (PTX ISA 9.7.14.5.15 and 9.7.14.5.16).
+    fn parse_matrix_access(
+        &mut self,
+        scope: &KernelScope,
+        mnemonic: &str,
+        mods: &mut Modifiers,
+        opcode: &Token,
+    ) -> Result<Op> {
+        if !(mods.take("sync") && mods.take("aligned") && mods.take("m8n8")) {
+            return Err(self.error_at(
+                opcode,
+                format!("`{mnemonic}` is spelled `{mnemonic}.sync.aligned.m8n8.xN`"),
+            ));
+        }
+        let matrices = if mods.take("x1") {
+            1
+        } else if mods.take("x2") {
+            2
+        } else if mods.take("x4") {
+            4
+        } else {
+            return Err(self.error_at(
+                opcode,
+                format!("`{mnemonic}` needs a matrix count: `.x1`, `.x2` or `.x4`"),
+            ));
+        };
+        let transpose = mods.take("trans");
+        let space = match mods.take_map(StateSpace::from_name) {
+            None => StateSpace::Generic,
+            Some(StateSpace::Shared) => StateSpace::Shared,
+            Some(other) => {
+                return Err(self.error_at(
+                    opcode,
+                    format!(
+                        "`{mnemonic}` accesses shared memory, not `.{}`",
+                        other.name()
+                    ),
+                ))
+            }
+        };
+        if self.take_type(mods, opcode)? != ScalarType::B16 {
+            return Err(self.error_at(opcode, format!("`{mnemonic}` takes `.b16`")));
+        }
+        if mnemonic == "ldmatrix" {
+            let dst = self.parse_register_list(scope)?;
+            self.expect_punct(',')?;
+            let addr = self.parse_address(scope)?;
+            self.expect_fragment_count(opcode, "destination", dst.len(), matrices)?;
+            Ok(Op::MatrixLoad {
+                space,
+                transpose,
+                dst,
+                addr,
+            })
+        } else {
+            let addr = self.parse_address(scope)?;
+            self.expect_punct(',')?;
+            let src = self.parse_register_list(scope)?;
+            self.expect_fragment_count(opcode, "source", src.len(), matrices)?;
+            Ok(Op::MatrixStore {
+                space,
+                transpose,
+                addr,
+                src,
+            })
+        }
+    }
+
+    /// `mma.sync.aligned.shape.row.col[.satfinite].dtype.atype.btype.ctype
+    /// d, a, b, c` (PTX ISA 9.7.14.5.14), with each fragment a brace list.
+    fn parse_mma(
+        &mut self,
+        scope: &KernelScope,
+        mods: &mut Modifiers,
+        opcode: &Token,
+    ) -> Result<Op> {
+        if !(mods.take("sync") && mods.take("aligned")) {
+            return Err(self.error_at(opcode, "`mma` is spelled `mma.sync.aligned`"));
+        }
+        let shape = self.take_from(mods, opcode, "a shape such as `.m16n8k16`", |m| {
+            MmaShape::ALL.into_iter().find(|shape| shape.name() == m)
+        })?;
+        // The operand types come in the order d, a, b, c; the layouts must be
+        // `.row.col`, the only ones these shapes have on sm_80 and later.
+        let mut types = Vec::new();
+        let mut layouts = Vec::new();
+        let mut satfinite = false;
+        for (index, modifier) in mods.list.iter().enumerate() {
+            if mods.used[index] {
+                continue;
+            }
+            if let Some(ty) = MmaType::ALL.into_iter().find(|ty| ty.name() == modifier) {
+                types.push(ty);
+            } else if modifier == "row" || modifier == "col" {
+                layouts.push(modifier.clone());
+            } else if modifier == "satfinite" {
+                satfinite = true;
+            } else {
+                continue;
+            }
+            mods.used[index] = true;
+        }
+        if layouts != ["row", "col"] {
+            return Err(self.error_at(
+                opcode,
+                format!("`mma.sync.aligned.{}` takes `.row.col`", shape.name()),
+            ));
+        }
+        let [d_type, a_type, b_type, c_type] = types[..] else {
+            return Err(self.error_at(
+                opcode,
+                "`mma` names four types: of D, A, B and C, as in `.f32.f16.f16.f32`",
+            ));
+        };
+        let Some(fragments) = mma_fragments(shape, d_type, a_type, b_type, c_type) else {
+            return Err(self.error_at(
+                opcode,
+                format!(
+                    "`mma.{}` does not take D `.{}`, A `.{}`, B `.{}`, C `.{}`",
+                    shape.name(),
+                    d_type.name(),
+                    a_type.name(),
+                    b_type.name(),
+                    c_type.name()
+                ),
+            ));
+        };
+        if satfinite && c_type != MmaType::S32 {
+            return Err(self.error_at(opcode, "`.satfinite` is for integer `mma` only"));
+        }
+        let d = self.parse_register_list(scope)?;
+        self.expect_punct(',')?;
+        let a = self.parse_register_list(scope)?;
+        self.expect_punct(',')?;
+        let b = self.parse_register_list(scope)?;
+        self.expect_punct(',')?;
+        let c = self.parse_register_list(scope)?;
+        for (role, count, expected) in [
+            ("D", d.len(), fragments.d),
+            ("A", a.len(), fragments.a),
+            ("B", b.len(), fragments.b),
+            ("C", c.len(), fragments.c),
+        ] {
+            if count != expected {
+                return Err(self.error_at(
+                    opcode,
+                    format!(
+                        "this `mma` takes {expected} register{} for {role}, not {count}",
+                        if expected == 1 { "" } else { "s" }
+                    ),
+                ));
+            }
+        }
+        Ok(Op::MatrixMultiplyAccumulate {
+            shape,
+            satfinite,
+            d_type,
+            a_type,
+            b_type,
+            c_type,
+            d,
+            a,
+            b,
+            c,
+        })
+    }
+
+    /// `wmma.load`, `wmma.store` and `wmma.mma` of the m16n16k16 shape
+    /// (PTX ISA 9.7.14.4).
+    fn parse_wmma(
+        &mut self,
+        scope: &KernelScope,
+        mods: &mut Modifiers,
+        opcode: &Token,
+    ) -> Result<Op> {
+        let operation = if mods.take("load") {
+            "load"
+        } else if mods.take("store") {
+            "store"
+        } else if mods.take("mma") {
+            "mma"
+        } else {
+            return Err(self.error_at(opcode, "expected `wmma.load`, `wmma.store` or `wmma.mma`"));
+        };
+        if !(mods.take("sync") && mods.take("aligned") && mods.take("m16n16k16")) {
+            return Err(self.error_at(
+                opcode,
+                format!("`wmma.{operation}` is spelled `wmma.{operation}...sync.aligned...m16n16k16`; only the m16n16k16 shape is supported"),
+            ));
+        }
+        let layout = |m: &str| match m {
+            "row" => Some(WmmaLayout::Row),
+            "col" => Some(WmmaLayout::Column),
+            _ => None,
+        };
+        let mma_type = |m: &str| MmaType::ALL.into_iter().find(|ty| ty.name() == m);
+        if operation == "mma" {
+            let a_layout =
+                self.take_from(mods, opcode, "the layout of A, `.row` or `.col`", layout)?;
+            let b_layout =
+                self.take_from(mods, opcode, "the layout of B, `.row` or `.col`", layout)?;
+            let mut types = Vec::new();
+            while let Some(ty) = mods.take_map(mma_type) {
+                types.push(ty);
+            }
+            let (input_type, d_type, c_type) = match types[..] {
+                [d, c] if matches!(d, MmaType::F16 | MmaType::F32)
+                    && matches!(c, MmaType::F16 | MmaType::F32) =>
+                {
+                    (MmaType::F16, d, c)
+                }
+                [MmaType::F32, MmaType::Bf16, MmaType::Bf16, MmaType::F32] => {
+                    (MmaType::Bf16, MmaType::F32, MmaType::F32)
+                }
+                _ => {
+                    return Err(self.error_at(
+                        opcode,
+                        "`wmma.mma` names D and C (`.f32.f32`, `.f16.f32`, ...) for `.f16` inputs, or `.f32.bf16.bf16.f32`",
+                    ))
+                }
+            };
+            let d = self.parse_register_list(scope)?;
+            self.expect_punct(',')?;
+            let a = self.parse_register_list(scope)?;
+            self.expect_punct(',')?;
+            let b = self.parse_register_list(scope)?;
+            self.expect_punct(',')?;
+            let c = self.parse_register_list(scope)?;
+            for (role, regs, matrix, ty) in [
+                ("D", &d, WmmaMatrix::C, d_type),
+                ("A", &a, WmmaMatrix::A, input_type),
+                ("B", &b, WmmaMatrix::B, input_type),
+                ("C", &c, WmmaMatrix::C, c_type),
+            ] {
+                self.expect_wmma_count(opcode, role, regs.len(), matrix, ty)?;
+            }
+            return Ok(Op::WmmaMma {
+                a_layout,
+                b_layout,
+                input_type,
+                d_type,
+                c_type,
+                d,
+                a,
+                b,
+                c,
+            });
+        }
+        let matrix = if operation == "store" {
+            if !mods.take("d") {
+                return Err(self.error_at(opcode, "`wmma.store` stores `.d`"));
+            }
+            WmmaMatrix::C
+        } else if mods.take("a") {
+            WmmaMatrix::A
+        } else if mods.take("b") {
+            WmmaMatrix::B
+        } else if mods.take("c") {
+            WmmaMatrix::C
+        } else {
+            return Err(self.error_at(opcode, "`wmma.load` loads `.a`, `.b` or `.c`"));
+        };
+        let layout = self.take_from(mods, opcode, "a layout, `.row` or `.col`", layout)?;
+        let space = mods
+            .take_map(StateSpace::from_name)
+            .unwrap_or(StateSpace::Generic);
+        let ty = self.take_from(mods, opcode, "an element type such as `.f16`", mma_type)?;
+        let stride = |parser: &mut Self| -> Result<Option<Operand>> {
+            if parser.eat_punct(',') {
+                Ok(Some(parser.parse_operand(scope, ScalarType::U32)?))
+            } else {
+                Ok(None)
+            }
+        };
+        let role = if operation == "store" {
+            "source"
+        } else {
+            "destination"
+        };
+        if operation == "store" {
+            let addr = self.parse_address(scope)?;
+            self.expect_punct(',')?;
+            let src = self.parse_register_list(scope)?;
+            let stride = stride(self)?;
+            self.expect_wmma_count(opcode, role, src.len(), matrix, ty)?;
+            Ok(Op::WmmaStore {
+                layout,
+                space,
+                ty,
+                addr,
+                src,
+                stride,
+            })
+        } else {
+            let dst = self.parse_register_list(scope)?;
+            self.expect_punct(',')?;
+            let addr = self.parse_address(scope)?;
+            let stride = stride(self)?;
+            self.expect_wmma_count(opcode, role, dst.len(), matrix, ty)?;
+            Ok(Op::WmmaLoad {
+                matrix,
+                layout,
+                space,
+                ty,
+                dst,
+                addr,
+                stride,
+            })
+        }
+    }
+
+    /// A WMMA fragment has the register count of its matrix and type.
+    fn expect_wmma_count(
+        &self,
+        opcode: &Token,
+        role: &str,
+        count: usize,
+        matrix: WmmaMatrix,
+        ty: MmaType,
+    ) -> Result<()> {
+        match wmma_fragment_registers(matrix, ty) {
+            Some(expected) if expected == count => Ok(()),
+            Some(expected) => Err(self.error_at(
+                opcode,
+                format!(
+                    "a `.{}` WMMA fragment of `.{}` takes {expected} {role} registers, not {count}",
+                    matrix.name(),
+                    ty.name()
+                ),
+            )),
+            None => Err(self.error_at(
+                opcode,
+                format!(
+                    "a `.{}` WMMA fragment cannot hold `.{}`",
+                    matrix.name(),
+                    ty.name()
+                ),
+            )),
+        }
+    }
+
+    /// A brace list of registers of any length, `{%r1, %r2}`.
+    fn parse_register_list(&mut self, scope: &KernelScope) -> Result<Vec<RegId>> {
+        self.expect_punct('{')?;
+        let mut regs = vec![self.parse_destination(scope)?];
+        while self.eat_punct(',') {
+            regs.push(self.parse_destination(scope)?);
+        }
+        self.expect_punct('}')?;
+        Ok(regs)
+    }
+
+    /// An `ldmatrix`/`stmatrix` fragment holds one register per matrix.
+    fn expect_fragment_count(
+        &self,
+        opcode: &Token,
+        role: &str,
+        count: usize,
+        matrices: usize,
+    ) -> Result<()> {
+        if count == matrices {
+            return Ok(());
+        }
+        Err(self.error_at(
+            opcode,
+            format!(
+                "`.x{matrices}` moves {matrices} matri{} and takes {matrices} {role} register{}, not {count}",
+                if matrices == 1 { "x" } else { "ces" },
+                if matrices == 1 { "" } else { "s" }
+            ),
+        ))
     }
 
     fn parse_register_vector(&mut self, scope: &KernelScope, count: usize) -> Result<Vec<RegId>> {

@@ -976,7 +976,172 @@ fn write_instruction(out: &mut String, kernel: &Kernel, instr: &Instr) -> fmt::R
             }
             Ok(())
         }
+        // Tensor-core instructions.
+        Op::MatrixLoad {
+            space,
+            transpose,
+            dst,
+            addr,
+        } => {
+            write!(out, "ldmatrix")?;
+            write_matrix_modifiers(out, dst.len(), *transpose, *space)?;
+            write!(
+                out,
+                " {}, {}",
+                register_list(kernel, dst),
+                address_text(kernel, addr)
+            )
+        }
+        Op::MatrixStore {
+            space,
+            transpose,
+            addr,
+            src,
+        } => {
+            write!(out, "stmatrix")?;
+            write_matrix_modifiers(out, src.len(), *transpose, *space)?;
+            write!(
+                out,
+                " {}, {}",
+                address_text(kernel, addr),
+                register_list(kernel, src)
+            )
+        }
+        Op::MatrixMultiplyAccumulate {
+            shape,
+            satfinite,
+            d_type,
+            a_type,
+            b_type,
+            c_type,
+            d,
+            a,
+            b,
+            c,
+        } => write!(
+            out,
+            "mma.sync.aligned.{}.row.col{}.{}.{}.{}.{} {}, {}, {}, {}",
+            shape.name(),
+            if *satfinite { ".satfinite" } else { "" },
+            d_type.name(),
+            a_type.name(),
+            b_type.name(),
+            c_type.name(),
+            register_list(kernel, d),
+            register_list(kernel, a),
+            register_list(kernel, b),
+            register_list(kernel, c)
+        ),
+        Op::WmmaLoad {
+            matrix,
+            layout,
+            space,
+            ty,
+            dst,
+            addr,
+            stride,
+        } => {
+            write!(
+                out,
+                "wmma.load.{}.sync.aligned.{}.m16n16k16",
+                matrix.name(),
+                layout.name()
+            )?;
+            if *space != StateSpace::Generic {
+                write!(out, ".{}", space.name())?;
+            }
+            write!(
+                out,
+                ".{} {}, {}",
+                ty.name(),
+                register_list(kernel, dst),
+                address_text(kernel, addr)
+            )?;
+            match stride {
+                Some(stride) => write!(out, ", {}", operand(stride)),
+                None => Ok(()),
+            }
+        }
+        Op::WmmaStore {
+            layout,
+            space,
+            ty,
+            addr,
+            src,
+            stride,
+        } => {
+            write!(out, "wmma.store.d.sync.aligned.{}.m16n16k16", layout.name())?;
+            if *space != StateSpace::Generic {
+                write!(out, ".{}", space.name())?;
+            }
+            write!(
+                out,
+                ".{} {}, {}",
+                ty.name(),
+                address_text(kernel, addr),
+                register_list(kernel, src)
+            )?;
+            match stride {
+                Some(stride) => write!(out, ", {}", operand(stride)),
+                None => Ok(()),
+            }
+        }
+        Op::WmmaMma {
+            a_layout,
+            b_layout,
+            input_type,
+            d_type,
+            c_type,
+            d,
+            a,
+            b,
+            c,
+        } => {
+            write!(
+                out,
+                "wmma.mma.sync.aligned.{}.{}.m16n16k16",
+                a_layout.name(),
+                b_layout.name()
+            )?;
+            if *input_type == MmaType::F16 {
+                write!(out, ".{}.{}", d_type.name(), c_type.name())?;
+            } else {
+                let input = input_type.name();
+                write!(out, ".{}.{input}.{input}.{}", d_type.name(), c_type.name())?;
+            }
+            write!(
+                out,
+                " {}, {}, {}, {}",
+                register_list(kernel, d),
+                register_list(kernel, a),
+                register_list(kernel, b),
+                register_list(kernel, c)
+            )
+        }
     }
+}
+
+/// `.sync.aligned.m8n8.xN[.trans][.shared].b16` of `ldmatrix` and `stmatrix`.
+fn write_matrix_modifiers(
+    out: &mut String,
+    matrices: usize,
+    transpose: bool,
+    space: StateSpace,
+) -> fmt::Result {
+    write!(out, ".sync.aligned.m8n8.x{matrices}")?;
+    if transpose {
+        write!(out, ".trans")?;
+    }
+    if space != StateSpace::Generic {
+        write!(out, ".{}", space.name())?;
+    }
+    write!(out, ".b16")
+}
+
+/// A brace list of registers, `{%r1, %r2}`.
+fn register_list(kernel: &Kernel, regs: &[RegId]) -> String {
+    let names: Vec<&str> = regs.iter().map(|&r| kernel.reg(r).name.as_str()).collect();
+    format!("{{{}}}", names.join(", "))
 }
 
 fn write_access_modifiers(

@@ -226,10 +226,13 @@ impl StateSpace {
         }
     }
 
+    /// The space a modifier names: `shared::cta` (PTX ISA 7.8's spelling
+    /// of the block's own shared memory) is `.shared`; `shared::cluster`,
+    /// another block's, is not modelled.
     pub fn from_name(name: &str) -> Option<StateSpace> {
         Some(match name {
             "global" => StateSpace::Global,
-            "shared" => StateSpace::Shared,
+            "shared" | "shared::cta" => StateSpace::Shared,
             "local" => StateSpace::Local,
             "param" => StateSpace::Param,
             "const" => StateSpace::Const,

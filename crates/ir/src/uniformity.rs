@@ -716,6 +716,10 @@ impl<'a> Analysis<'a> {
                 "the result of redux.sync (it differs between warps)",
             )),
             Op::Match { .. } => Some(Cause::Intrinsic("the result of match.sync")),
+            // Each lane receives elements other lanes addressed or held.
+            Op::MatrixLoad { .. } => Some(Cause::Intrinsic("the result of ldmatrix")),
+            Op::WmmaLoad { .. } | Op::WmmaMma { .. } => Some(Cause::Intrinsic("a WMMA fragment")),
+            Op::MatrixMultiplyAccumulate { .. } => Some(Cause::Intrinsic("the result of mma.sync")),
             Op::ActiveMask { .. } => Some(Cause::Intrinsic("activemask")),
             // Integer dot products, carry chains, mad24, redux.sync.f32 and narrow-float conversions.
             Op::DotProduct { a, b, c, .. } | Op::MulAdd24 { a, b, c, .. } => first(&[*a, *b, *c]),
@@ -970,6 +974,12 @@ impl<'a> Analysis<'a> {
                         | Op::Vote { .. }
                         | Op::Redux { .. }
                         | Op::Match { .. }
+                        | Op::MatrixLoad { .. }
+                        | Op::MatrixStore { .. }
+                        | Op::MatrixMultiplyAccumulate { .. }
+                        | Op::WmmaLoad { .. }
+                        | Op::WmmaStore { .. }
+                        | Op::WmmaMma { .. }
                         | Op::Fence { .. }
                         | Op::Printf { .. }
                         | Op::AssertFail { .. }

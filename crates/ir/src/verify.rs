@@ -588,6 +588,98 @@ impl Checker<'_> {
                 }
             }
             Op::WarpSync { mask } => self.expect_operand(mask, ScalarType::B32, "mask"),
+            // Tensor-core instructions.
+            Op::WmmaLoad {
+                matrix,
+                space,
+                ty,
+                dst,
+                addr,
+                stride,
+                ..
+            } => self.check_wmma_access(*matrix, *space, *ty, dst, addr, stride.as_ref()),
+            Op::WmmaStore {
+                space,
+                ty,
+                src,
+                addr,
+                stride,
+                ..
+            } => self.check_wmma_access(WmmaMatrix::C, *space, *ty, src, addr, stride.as_ref()),
+            Op::WmmaMma {
+                input_type,
+                d_type,
+                c_type,
+                d,
+                a,
+                b,
+                c,
+                ..
+            } => {
+                for (regs, matrix, ty) in [
+                    (d, WmmaMatrix::C, *d_type),
+                    (a, WmmaMatrix::A, *input_type),
+                    (b, WmmaMatrix::B, *input_type),
+                    (c, WmmaMatrix::C, *c_type),
+                ] {
+                    self.check_wmma_fragment(matrix, ty, regs);
+                }
+            }
+            Op::MatrixLoad {
+                space, dst, addr, ..
+            } => self.check_matrix_access(*space, dst, addr, "destination"),
+            Op::MatrixStore {
+                space, src, addr, ..
+            } => self.check_matrix_access(*space, src, addr, "source"),
+            Op::MatrixMultiplyAccumulate {
+                shape,
+                d_type,
+                a_type,
+                b_type,
+                c_type,
+                d,
+                a,
+                b,
+                c,
+                ..
+            } => {
+                let Some(fragments) = mma_fragments(*shape, *d_type, *a_type, *b_type, *c_type)
+                else {
+                    self.problem(format!(
+                        "`mma.{}` does not take D `.{}`, A `.{}`, B `.{}`, C `.{}`",
+                        shape.name(),
+                        d_type.name(),
+                        a_type.name(),
+                        b_type.name(),
+                        c_type.name()
+                    ));
+                    return;
+                };
+                // Packed elements live in `.b32` registers; `.f32`, `.s32`
+                // and `.f64` elements in registers of their own type.
+                let register_type = |ty: MmaType| match ty {
+                    MmaType::F32 => ScalarType::F32,
+                    MmaType::S32 => ScalarType::S32,
+                    MmaType::F64 => ScalarType::F64,
+                    _ => ScalarType::B32,
+                };
+                for (role, regs, expected, ty) in [
+                    ("D", d, fragments.d, *d_type),
+                    ("A", a, fragments.a, *a_type),
+                    ("B", b, fragments.b, *b_type),
+                    ("C", c, fragments.c, *c_type),
+                ] {
+                    if regs.len() != expected {
+                        self.problem(format!(
+                            "this `mma` takes {expected} registers for {role}, not {}",
+                            regs.len()
+                        ));
+                    }
+                    for &reg in regs {
+                        self.expect_register(reg, register_type(ty), role);
+                    }
+                }
+            }
             Op::Fence { .. } | Op::Exit => {}
             // The dot products, carry chains and narrow-float conversions: the parser
             // checked their types; the registers must hold them.
@@ -1127,6 +1219,80 @@ impl Checker<'_> {
         if let Some((_, c)) = combine {
             self.expect_pred(c, "combined predicate");
         }
+    }
+
+    /// A WMMA fragment: its register count and types.
+    fn check_wmma_fragment(&mut self, matrix: WmmaMatrix, ty: MmaType, regs: &[RegId]) {
+        match wmma_fragment_registers(matrix, ty) {
+            Some(expected) if expected == regs.len() => {}
+            _ => self.problem(format!(
+                "a `.{}` WMMA fragment of `.{}` cannot have {} registers",
+                matrix.name(),
+                ty.name(),
+                regs.len()
+            )),
+        }
+        let register_type = if ty == MmaType::F32 {
+            ScalarType::F32
+        } else {
+            ScalarType::B32
+        };
+        for &reg in regs {
+            self.expect_register(reg, register_type, "fragment");
+        }
+    }
+
+    /// `wmma.load`/`wmma.store`: the fragment, the address and the stride.
+    fn check_wmma_access(
+        &mut self,
+        matrix: WmmaMatrix,
+        space: StateSpace,
+        ty: MmaType,
+        regs: &[RegId],
+        addr: &Address,
+        stride: Option<&Operand>,
+    ) {
+        self.check_wmma_fragment(matrix, ty, regs);
+        if !matches!(
+            space,
+            StateSpace::Shared | StateSpace::Global | StateSpace::Generic
+        ) {
+            self.problem(format!(
+                "WMMA fragments are loaded from and stored to `.shared`, `.global` or generic memory, not `.{}`",
+                space.name()
+            ));
+        }
+        self.check_address(space, addr);
+        if let Some(stride) = stride {
+            self.expect_operand(stride, ScalarType::U32, "stride");
+        }
+    }
+
+    /// `ldmatrix`/`stmatrix`: one `.b32` register per matrix (1, 2 or 4) and
+    /// a shared or generic address.
+    fn check_matrix_access(
+        &mut self,
+        space: StateSpace,
+        regs: &[RegId],
+        addr: &Address,
+        role: &str,
+    ) {
+        if !matches!(regs.len(), 1 | 2 | 4) {
+            self.problem(format!(
+                "a matrix load or store moves 1, 2 or 4 matrices, one {role} register each, not {}",
+                regs.len()
+            ));
+        }
+        if !matches!(space, StateSpace::Shared | StateSpace::Generic) {
+            self.problem(format!(
+                "a matrix load or store accesses shared memory, not `.{}`",
+                space.name()
+            ));
+        }
+        for &reg in regs {
+            self.expect_register(reg, ScalarType::B32, role);
+        }
+        self.check_address(space, addr);
     }
 
     fn check_vector(&mut self, ty: ScalarType, count: usize) {

@@ -329,9 +329,9 @@ pub(crate) fn memory_access(
 /// initialization checker.
 #[derive(Clone, Copy)]
 pub(crate) struct InitAccess {
-    reads: bool,
-    writes: bool,
-    atomic: bool,
+    pub(crate) reads: bool,
+    pub(crate) writes: bool,
+    pub(crate) atomic: bool,
 }
 
 /// The initialization checker's part of a memory instruction of `total`

@@ -224,6 +224,18 @@ pub struct TimingConfig {
     pub warp_shuffle_interval: u32,
     /// Branches, exits, fences and other control: issue cost only.
     pub control_interval: u32,
+    /// `mma.sync` on the tensor cores (programs/tensor/hardware/probe/
+    /// timing.txt, an H100): latency of a dependent chain and cycles per
+    /// `mma` of one warp with independent accumulators. m16n8k16 `.f16`
+    /// and `.bf16`, m16n8k8 `.tf32`, m16n8k32 `.s8`/`.u8`: 24.03 and 6.22.
+    pub tensor_latency: u32,
+    pub tensor_interval: u32,
+    /// m16n8k8 `.f16` and `.bf16`: 17.03 and 4.19.
+    pub tensor_half_latency: u32,
+    pub tensor_half_interval: u32,
+    /// m8n8k4 `.f64`: 26.00 and 17.16.
+    pub tensor_f64_latency: u32,
+    pub tensor_f64_interval: u32,
     /// Shared-memory load latency with one wavefront (29 cycles,
     /// reference/timing.md), and what each extra wavefront adds (2).
     pub shared_latency: u32,
@@ -293,6 +305,12 @@ impl Default for TimingConfig {
             warp_shuffle_latency: 23,
             warp_shuffle_interval: 2,
             control_interval: 1,
+            tensor_latency: 24,
+            tensor_interval: 6,
+            tensor_half_latency: 17,
+            tensor_half_interval: 4,
+            tensor_f64_latency: 26,
+            tensor_f64_interval: 17,
             shared_latency: 23,
             shared_latency_per_extra_wavefront: 2,
             shared_wavefronts_per_cycle: 1,
@@ -494,7 +512,7 @@ impl MachineConfig {
     fn validate_sm_and_timing(&self) -> Result<(), ConfigError> {
         let sm = &self.sm;
         let timing = &self.timing;
-        let positive: [(&'static [&'static str], u64); 45] = [
+        let positive: [(&'static [&'static str], u64); 51] = [
             (&["device.sm_count"], self.device.sm_count.into()),
             (&["sm.sub_partitions"], sm.sub_partitions.into()),
             (&["sm.max_threads"], sm.max_threads.into()),
@@ -559,6 +577,24 @@ impl MachineConfig {
                 timing.warp_shuffle_interval.into(),
             ),
             (&["timing.control_interval"], timing.control_interval.into()),
+            (&["timing.tensor_latency"], timing.tensor_latency.into()),
+            (&["timing.tensor_interval"], timing.tensor_interval.into()),
+            (
+                &["timing.tensor_half_latency"],
+                timing.tensor_half_latency.into(),
+            ),
+            (
+                &["timing.tensor_half_interval"],
+                timing.tensor_half_interval.into(),
+            ),
+            (
+                &["timing.tensor_f64_latency"],
+                timing.tensor_f64_latency.into(),
+            ),
+            (
+                &["timing.tensor_f64_interval"],
+                timing.tensor_f64_interval.into(),
+            ),
             (&["timing.shared_latency"], timing.shared_latency.into()),
             (
                 &["timing.shared_wavefronts_per_cycle"],

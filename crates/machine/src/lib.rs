@@ -41,6 +41,7 @@ mod scalar_ops;
 mod semantics;
 pub mod stats;
 mod store_buffer;
+pub mod tensor;
 pub mod timing;
 pub mod warp;
 mod warp_sync;

@@ -904,6 +904,25 @@ pub enum Kind {
         a: ValueReg,
         b: ValueReg,
     },
+    // Tensor-core instructions (`crate::tensor`).
+    /// `ldmatrix` (`store` false) or `stmatrix` of `matrices` 8x8 matrices,
+    /// one register each.
+    MatrixAccess {
+        store: bool,
+        space: StateSpace,
+        transpose: bool,
+        matrices: u8,
+        registers: [ValueReg; 4],
+        addr: LoweredAddress,
+    },
+    /// `mma.sync`; boxed, as its fragments name up to 14 registers.
+    Mma {
+        operation: Box<crate::tensor::MmaOperation>,
+    },
+    /// `wmma.load`, `wmma.store`, `wmma.mma`.
+    Wmma {
+        operation: Box<crate::tensor::WmmaOperation>,
+    },
 }
 
 /// What a lowered `mbarrier` instruction does (`ir::MbarrierOp` with its
@@ -2671,6 +2690,140 @@ impl Lowerer<'_> {
             },
             Op::Trap => Kind::Trap,
             Op::NanoSleep { .. } => Kind::Nop,
+            // Tensor-core instructions.
+            Op::MatrixLoad {
+                space,
+                transpose,
+                dst: registers,
+                addr,
+            }
+            | Op::MatrixStore {
+                space,
+                transpose,
+                src: registers,
+                addr,
+            } => {
+                let mut slots = [0; 4];
+                for (slot, reg) in slots.iter_mut().zip(registers) {
+                    *slot = self.dst(*reg);
+                }
+                Kind::MatrixAccess {
+                    store: matches!(op, Op::MatrixStore { .. }),
+                    space: *space,
+                    transpose: *transpose,
+                    matrices: registers.len() as u8,
+                    registers: slots,
+                    addr: self.address(addr)?,
+                }
+            }
+            Op::WmmaLoad {
+                matrix,
+                layout,
+                space,
+                ty,
+                dst,
+                addr,
+                stride,
+            } => Kind::Wmma {
+                operation: Box::new(crate::tensor::WmmaOperation::Load {
+                    matrix: *matrix,
+                    layout: *layout,
+                    space: *space,
+                    ty: *ty,
+                    registers: dst.iter().map(|&reg| self.dst(reg)).collect(),
+                    addr: self.address(addr)?,
+                    stride: stride
+                        .as_ref()
+                        .map(|stride| self.value(stride))
+                        .transpose()?,
+                }),
+            },
+            Op::WmmaStore {
+                layout,
+                space,
+                ty,
+                addr,
+                src,
+                stride,
+            } => Kind::Wmma {
+                operation: Box::new(crate::tensor::WmmaOperation::Store {
+                    layout: *layout,
+                    space: *space,
+                    ty: *ty,
+                    registers: src.iter().map(|&reg| self.dst(reg)).collect(),
+                    addr: self.address(addr)?,
+                    stride: stride
+                        .as_ref()
+                        .map(|stride| self.value(stride))
+                        .transpose()?,
+                }),
+            },
+            Op::WmmaMma {
+                input_type,
+                d_type,
+                c_type,
+                d,
+                a,
+                b,
+                c,
+                ..
+            } => {
+                let registers =
+                    |regs: &[ir::RegId]| regs.iter().map(|&reg| self.dst(reg)).collect::<Vec<_>>();
+                Kind::Wmma {
+                    operation: Box::new(crate::tensor::WmmaOperation::Mma {
+                        input_type: *input_type,
+                        d_type: *d_type,
+                        c_type: *c_type,
+                        d: registers(d),
+                        a: registers(a),
+                        b: registers(b),
+                        c: registers(c),
+                    }),
+                }
+            }
+            Op::MatrixMultiplyAccumulate {
+                shape,
+                satfinite,
+                d_type,
+                a_type,
+                b_type,
+                c_type,
+                d,
+                a,
+                b,
+                c,
+            } => {
+                let fragments = ir::mma_fragments(*shape, *d_type, *a_type, *b_type, *c_type)
+                    .ok_or_else(|| {
+                        self.error("this `mma` shape and types are not supported".to_string())
+                    })?;
+                fn slots<const N: usize>(
+                    lowering: &Lowerer<'_>,
+                    regs: &[ir::RegId],
+                ) -> [ValueReg; N] {
+                    let mut slots = [0; N];
+                    for (slot, reg) in slots.iter_mut().zip(regs) {
+                        *slot = lowering.dst(*reg);
+                    }
+                    slots
+                }
+                Kind::Mma {
+                    operation: Box::new(crate::tensor::MmaOperation {
+                        shape: *shape,
+                        satfinite: *satfinite,
+                        d_type: *d_type,
+                        a_type: *a_type,
+                        b_type: *b_type,
+                        c_type: *c_type,
+                        fragments,
+                        d: slots(self, d),
+                        a: slots(self, a),
+                        b: slots(self, b),
+                        c: slots(self, c),
+                    }),
+                }
+            }
             Op::Branch { .. } => unreachable!("branches are lowered by the caller"),
         })
     }

@@ -1087,6 +1087,26 @@ pub(crate) fn execute<const HARDWARE_FMA: bool>(
         }
         // Exits leave the paths where they are (only masks and waits change).
         Kind::Exit => exit_lanes(env.program, warp, state, active),
+        // Tensor-core instructions.
+        Kind::MatrixAccess {
+            store,
+            space,
+            transpose,
+            matrices,
+            registers,
+            addr,
+        } => {
+            if store {
+                state.checker.last_progress = state.instructions;
+            }
+            crate::tensor::matrix_access(
+                env, warp, state, pc, active, store, space, transpose, matrices, &registers, addr,
+            )?
+        }
+        Kind::Mma { ref operation } => crate::tensor::mma(warp, active, operation)?,
+        Kind::Wmma { ref operation } => {
+            crate::tensor::wmma(env, warp, state, pc, active, operation)?
+        }
     }
     warp.paths[path_index].pc = pc + 1;
     Ok(())

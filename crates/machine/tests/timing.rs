@@ -446,3 +446,59 @@ fn a_sampled_launch_extrapolates_its_cycles_from_its_first_waves() {
         full_timing.cycles
     );
 }
+
+/// One warp: `length` dependent m16n8k16 `mma.sync` (each accumulates into
+/// the D of the one before) between two clock reads; OUT[0] gets the cycles.
+fn mma_chain(length: usize) -> String {
+    let chain = "    mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%d0, %d1, %d2, %d3}, {%a0, %a1, %a2, %a3}, {%b0, %b1}, {%d0, %d1, %d2, %d3};\n".repeat(length);
+    format!(
+        r#"
+.kernel chain(.param .u64 OUT)
+{{
+    .reg .u64 %c0, %c1, %d, %po;
+    .reg .b32 %a0, %a1, %a2, %a3, %b0, %b1;
+    .reg .f32 %d0, %d1, %d2, %d3;
+    ld.param.u64 %po, [OUT];
+    mov.b32 %a0, 0x3c003c00;
+    mov.b32 %a1, 0x3c003c00;
+    mov.b32 %a2, 0x3c003c00;
+    mov.b32 %a3, 0x3c003c00;
+    mov.b32 %b0, 0x3c003c00;
+    mov.b32 %b1, 0x3c003c00;
+    mov.f32 %d0, 0f00000000;
+    mov.f32 %d1, 0f00000000;
+    mov.f32 %d2, 0f00000000;
+    mov.f32 %d3, 0f00000000;
+    mov.u64 %c0, %clock64;
+{chain}    st.global.f32 [%po+8], %d0;
+    mov.u64 %c1, %clock64;
+    sub.u64 %d, %c1, %c0;
+    st.global.u64 [%po], %d;
+}}
+"#
+    )
+}
+
+#[test]
+fn a_dependent_mma_chain_takes_its_length_times_the_tensor_latency() {
+    for latency in [24, 30] {
+        let mut config = MachineConfig::hopper();
+        config.timing.tensor_latency = latency;
+        let cycles = |length| {
+            let out = kernel(&mma_chain(length))
+                .threads(32)
+                .arg(Arg::zeros(4))
+                .config(config.clone())
+                .run()
+                .ok();
+            // Every element of D sums 16 products 1.0 * 1.0 per mma.
+            assert_eq!(f32::from_bits(out.u32s(0)[2]), 16.0 * length as f32);
+            out.u64s(0)[0]
+        };
+        assert_eq!(
+            cycles(16) - cycles(8),
+            8 * u64::from(latency),
+            "latency {latency}"
+        );
+    }
+}

@@ -74,6 +74,21 @@ pub(crate) enum Pipe {
     Barrier,
     /// `membar` and `fence`.
     Fence,
+    /// `mma.sync` on the tensor cores, by rate class.
+    Tensor(TensorRate),
+}
+
+/// The classes of `mma.sync` that an H100 runs at different latencies and
+/// rates (`programs/tensor/hardware/probe/timing.txt`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TensorRate {
+    /// m16n8k16 `.f16`/`.bf16`, m16n8k8 `.tf32` and m16n8k32 `.s8`/`.u8`:
+    /// 24 cycles, one per 6.2 cycles per warp.
+    Full,
+    /// m16n8k8 `.f16`/`.bf16`: 17 cycles, one per 4.2 cycles per warp.
+    Half,
+    /// m8n8k4 `.f64`: 26 cycles, one per 17.2 cycles per warp.
+    Double,
 }
 
 /// The memory path a load, store or atomic takes, named by its state space.
@@ -92,16 +107,16 @@ pub(crate) enum MemoryPipe {
 /// register `r` is `r`, predicate register `p` is `value_regs + p`.
 ///
 /// No index appears twice in `reads` or twice in `writes`. The arrays are
-/// large enough for every kind: at most six reads (a guarded `st.v4` with
-/// an address register: guard, base, four sources) and four writes (an
-/// `ld.v4` or an unpacking `mov` into four registers). The compiler checks
+/// large enough for every kind: at most 25 reads (a guarded `wmma.mma`:
+/// guard, eight registers each of A, B and C) and eight writes (a
+/// `wmma.load` or `wmma.mma` of eight registers). The compiler checks
 /// every kind's count against the arrays (see `gather`) in any build that
 /// calls [`operands`], the machine's tests included.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Operands {
-    pub reads: [u32; 8],
+    pub reads: [u32; 28],
     pub read_count: u8,
-    pub writes: [u32; 4],
+    pub writes: [u32; 8],
     pub write_count: u8,
 }
 
@@ -294,6 +309,22 @@ pub(crate) fn pipe(kind: &Kind) -> Pipe {
         Kind::Shuffle { .. } | Kind::Vote { .. } | Kind::Redux { .. } | Kind::Match { .. } => {
             Pipe::WarpShuffle
         }
+        // Tensor-core instructions.
+        Kind::MatrixAccess { space, .. } => Pipe::Memory(memory_pipe(space)),
+        Kind::Mma { ref operation } => Pipe::Tensor(match (operation.shape, operation.a_type) {
+            (warpsim_ir::MmaShape::M8N8K4, _) => TensorRate::Double,
+            (
+                warpsim_ir::MmaShape::M16N8K8,
+                warpsim_ir::MmaType::F16 | warpsim_ir::MmaType::Bf16,
+            ) => TensorRate::Half,
+            _ => TensorRate::Full,
+        }),
+        Kind::Wmma { ref operation } => match **operation {
+            crate::tensor::WmmaOperation::Load { space, .. }
+            | crate::tensor::WmmaOperation::Store { space, .. } => Pipe::Memory(memory_pipe(space)),
+            // Two m16n8k16 `HMMA` on an H100; the pipe's interval is one's.
+            crate::tensor::WmmaOperation::Mma { .. } => Pipe::Tensor(TensorRate::Full),
+        },
         Kind::ReadClock { .. }
         | Kind::WarpSync { .. }
         | Kind::Branch { .. }
@@ -356,7 +387,7 @@ fn first(registers: [ValueReg; 4], count: u8) -> [Option<u32>; 4] {
 /// The sizes of the arrays are the most registers each kind can name, so
 /// the checks below, which the compiler makes for every size `operands`
 /// passes, prove that no kind overflows [`Operands`]: the guard and at
-/// most seven other reads, at most four writes. A kind that named more
+/// most 27 other reads, at most eight writes. A kind that named more
 /// would not compile.
 fn gather<const READS: usize, const WRITES: usize>(
     guard: Option<u32>,
@@ -365,15 +396,15 @@ fn gather<const READS: usize, const WRITES: usize>(
 ) -> Operands {
     const {
         assert!(
-            READS < 8,
-            "a kind reads at most seven registers besides its guard"
+            READS < 28,
+            "a kind reads at most 27 registers besides its guard"
         );
-        assert!(WRITES <= 4, "a kind writes at most four registers");
+        assert!(WRITES <= 8, "a kind writes at most eight registers");
     }
     let mut operands = Operands {
-        reads: [0; 8],
+        reads: [0; 28],
         read_count: 0,
-        writes: [0; 4],
+        writes: [0; 8],
         write_count: 0,
     };
     for register in std::iter::once(guard).chain(reads).flatten() {
@@ -744,6 +775,86 @@ pub(crate) fn operands(instruction: &Instruction, value_regs: u32) -> Operands {
             [value(message), value(file), value(line), value(function)],
             [],
         ),
+        // Tensor-core instructions. `ldmatrix` reads its address and writes
+        // one register per matrix; `stmatrix` reads both.
+        Kind::MatrixAccess {
+            store,
+            matrices,
+            registers,
+            addr,
+            ..
+        } => {
+            let [first_register, second, third, fourth] = first(registers, matrices);
+            if store {
+                gather(
+                    guard,
+                    [addr.base, first_register, second, third, fourth],
+                    [],
+                )
+            } else {
+                gather(guard, [addr.base], [first_register, second, third, fourth])
+            }
+        }
+        // WMMA: loads read the address and stride and write the fragment,
+        // stores read all three, `wmma.mma` reads A, B and C and writes D.
+        Kind::Wmma { ref operation } => {
+            fn padded<const N: usize>(registers: &[ValueReg]) -> [Option<u32>; N] {
+                let mut slots = [None; N];
+                for (slot, &register) in slots.iter_mut().zip(registers) {
+                    *slot = Some(register);
+                }
+                slots
+            }
+            match &**operation {
+                crate::tensor::WmmaOperation::Load {
+                    registers,
+                    addr,
+                    stride,
+                    ..
+                } => gather(guard, [addr.base, *stride], padded::<8>(registers)),
+                crate::tensor::WmmaOperation::Store {
+                    registers,
+                    addr,
+                    stride,
+                    ..
+                } => {
+                    let sources: [Option<u32>; 8] = padded(registers);
+                    let mut reads = [None; 10];
+                    reads[0] = addr.base;
+                    reads[1] = *stride;
+                    reads[2..].copy_from_slice(&sources);
+                    gather(guard, reads, [])
+                }
+                crate::tensor::WmmaOperation::Mma { d, a, b, c, .. } => {
+                    let all: Vec<ValueReg> = a.iter().chain(b).chain(c).copied().collect();
+                    gather(guard, padded::<24>(&all), padded::<8>(d))
+                }
+            }
+        }
+        // `mma` reads every register of A, B and C and writes D's.
+        Kind::Mma { ref operation } => {
+            let fragments = operation.fragments;
+            let used = |registers: &[ValueReg], count: usize, index: usize| {
+                (index < count).then(|| registers[index])
+            };
+            let (a, b, c) = (&operation.a, &operation.b, &operation.c);
+            gather(
+                guard,
+                [
+                    used(a, fragments.a, 0),
+                    used(a, fragments.a, 1),
+                    used(a, fragments.a, 2),
+                    used(a, fragments.a, 3),
+                    used(b, fragments.b, 0),
+                    used(b, fragments.b, 1),
+                    used(c, fragments.c, 0),
+                    used(c, fragments.c, 1),
+                    used(c, fragments.c, 2),
+                    used(c, fragments.c, 3),
+                ],
+                first(operation.d, fragments.d as u8),
+            )
+        }
     }
 }
 

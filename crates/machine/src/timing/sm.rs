@@ -52,14 +52,14 @@ use crate::program::{Kind, MbarrierAction};
 use crate::stats::{RunStats, StallReason};
 use crate::store_buffer::StoreBuffer;
 use crate::timing::cache::SectorCache;
-use crate::timing::operands::{InstructionTiming, MemoryPipe, Pipe};
+use crate::timing::operands::{InstructionTiming, MemoryPipe, Pipe, TensorRate};
 use crate::timing::{BlockSpan, WarpSpan};
 
 /// A cycle no event will ever reach.
 pub(crate) const NEVER: u64 = u64::MAX;
 
 /// Per-sub-partition issue ports an instruction may occupy.
-const PORTS: usize = 8;
+const PORTS: usize = 9;
 const PORT_FMA: usize = 0;
 const PORT_ALU: usize = 1;
 const PORT_FP64: usize = 2;
@@ -69,6 +69,8 @@ const PORT_DIVISION: usize = 5;
 const PORT_CONTROL: usize = 6;
 /// The sub-partition's path into the SM's MIO queue.
 const PORT_MIO: usize = 7;
+/// The sub-partition's tensor core.
+const PORT_TENSOR: usize = 8;
 
 /// The MIO queue holds this many cycles of work before warps that want to
 /// add to it stall (`stall_mio_throttle`, `stall_lg_throttle`).
@@ -103,6 +105,9 @@ pub(crate) struct Costs {
     division: PipeCost,
     shuffle: PipeCost,
     control: PipeCost,
+    tensor: PipeCost,
+    tensor_half: PipeCost,
+    tensor_double: PipeCost,
     pub(crate) config: TimingConfig,
 }
 
@@ -175,6 +180,24 @@ impl Costs {
                 PORT_CONTROL,
                 StallReason::Wait,
             ),
+            tensor: cost(
+                config.tensor_latency,
+                config.tensor_interval,
+                PORT_TENSOR,
+                StallReason::Wait,
+            ),
+            tensor_half: cost(
+                config.tensor_half_latency,
+                config.tensor_half_interval,
+                PORT_TENSOR,
+                StallReason::Wait,
+            ),
+            tensor_double: cost(
+                config.tensor_f64_latency,
+                config.tensor_f64_interval,
+                PORT_TENSOR,
+                StallReason::Wait,
+            ),
             config: config.clone(),
         }
     }
@@ -198,6 +221,9 @@ impl Costs {
             Pipe::Conversion => self.conversion,
             Pipe::Division => self.division,
             Pipe::WarpShuffle => self.shuffle,
+            Pipe::Tensor(TensorRate::Full) => self.tensor,
+            Pipe::Tensor(TensorRate::Half) => self.tensor_half,
+            Pipe::Tensor(TensorRate::Double) => self.tensor_double,
             Pipe::Memory(MemoryPipe::Param | MemoryPipe::Const) => self.integer,
             Pipe::Control | Pipe::Barrier | Pipe::Fence | Pipe::Memory(_) => self.control,
         }
@@ -978,7 +1004,7 @@ impl<'a> Sm<'a> {
         let state = &block.runner.state;
         let instruction = &shared.env.program.code[pc as usize].kind;
         let (is_store, is_atomic) = match instruction {
-            Kind::Store { .. } => (true, false),
+            Kind::Store { .. } | Kind::MatrixAccess { store: true, .. } => (true, false),
             Kind::Atom { dst, .. } => (dst.is_none(), true),
             _ => (false, false),
         };
