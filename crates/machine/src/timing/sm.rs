@@ -893,13 +893,13 @@ impl<'a> Sm<'a> {
                 .unwrap_or((latency, reason)),
             _ => (latency, reason),
         };
-        let writes = shared.timings[pc as usize].operands;
+        let operands = &shared.timings[pc as usize].operands;
         let block = self.slots[warp_ref.slot as usize]
             .as_mut()
             .expect("resident");
         let timing = &mut block.warps[warp_ref.warp as usize];
         let ready = cycle + u64::from(latency);
-        for &register in writes.writes() {
+        for &register in operands.writes() {
             timing.ready[register as usize] = ready;
             timing.producer[register as usize] = reason;
         }
