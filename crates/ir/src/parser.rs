@@ -2059,9 +2059,7 @@ impl<'a> Parser<'a> {
                 return Err(self.error_at(opcode, "expected `cp.async.mbarrier.arrive`"));
             }
             let noinc = mods.take("noinc");
-            if !mods.take("shared") {
-                mods.take("shared::cta");
-            }
+            mods.take_shared();
             if self.take_type(mods, opcode)? != ScalarType::B64 {
                 return Err(self.error_at(opcode, "`cp.async.mbarrier.arrive` takes `.b64`"));
             }
@@ -2098,7 +2096,7 @@ impl<'a> Parser<'a> {
         } else {
             return Err(self.error_at(opcode, "`cp.async` needs `.ca` or `.cg`"));
         };
-        if !(mods.take("shared") || mods.take("shared::cta")) || !mods.take("global") {
+        if !mods.take_shared() || !mods.take("global") {
             return Err(self.error_at(opcode, "`cp.async` copies `.shared.global`"));
         }
         let cache_hint = mods.take("L2::cache_hint");
@@ -2170,7 +2168,7 @@ impl<'a> Parser<'a> {
         }
         let expect_tx = mods.take("expect_tx");
         let parity = mods.take("parity");
-        let space = if mods.take("shared") || mods.take("shared::cta") {
+        let space = if mods.take_shared() {
             StateSpace::Shared
         } else {
             StateSpace::Generic
@@ -3075,6 +3073,13 @@ struct Modifiers {
 impl Modifiers {
     fn take(&mut self, name: &str) -> bool {
         self.take_map(|m| (m == name).then_some(())).is_some()
+    }
+
+    /// Takes a modifier naming the block's shared memory, in any of its
+    /// spellings (`StateSpace::from_name`: `.shared`, `.shared::cta`).
+    fn take_shared(&mut self) -> bool {
+        self.take_map(|m| (StateSpace::from_name(m) == Some(StateSpace::Shared)).then_some(()))
+            .is_some()
     }
 
     /// Whether `name` is among the modifiers not taken yet (taking nothing).

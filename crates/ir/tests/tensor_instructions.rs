@@ -132,3 +132,29 @@ fn a_fragment_register_of_the_wrong_type_does_not_verify() {
         "{error}"
     );
 }
+
+/// `.shared::cta` (PTX ISA 7.8's name for the block's own shared memory)
+/// is `.shared`, for matrix accesses and ordinary loads and stores alike;
+/// `.shared::cluster` is another block's and is refused.
+#[test]
+fn shared_cta_is_the_blocks_shared_memory() {
+    let spelled = |space: &str| {
+        let body = format!(
+            "ldmatrix.sync.aligned.m8n8.x1.{space}.b16 {{%r0}}, [%address];\n\
+             ld.{space}.u32 %r1, [%address];\nst.{space}.u32 [%address], %r1;"
+        );
+        let module =
+            parse_module("shared.kir", &kernel(&body)).unwrap_or_else(|error| panic!("{error}"));
+        module.kernels[0]
+            .instrs
+            .iter()
+            .map(|instr| instr.op.clone())
+            .collect::<Vec<Op>>()
+    };
+    assert_eq!(spelled("shared::cta"), spelled("shared"));
+    assert!(
+        round_trip("ldmatrix.sync.aligned.m8n8.x1.shared::cta.b16 {%r0}, [%address];")
+            .contains(".shared.b16")
+    );
+    assert!(parse_error("ld.shared::cluster.u32 %r1, [%address];").contains("shared::cluster"));
+}
