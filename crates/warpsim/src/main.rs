@@ -9,6 +9,14 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 
+/// mimalloc, not the C library's malloc: a launch keeps the register files
+/// of every resident block at once (tens of megabytes in thousands of
+/// allocations), and with glibc's malloc a quarter of a small launch's time
+/// went to the kernel faulting those pages in one by one (`docs/timing.md`,
+/// "Simulation speed and host threads").
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(
     name = "warpsim",

@@ -96,7 +96,7 @@ pub(crate) fn run_gpu<'a>(
     let timing_config = &config.timing;
     let costs = Costs::new(timing_config);
     let timings = instruction_timings(program);
-    let pipe_costs = costs.per_instruction(&timings);
+    let issue_records = costs.issue_records(program, &timings);
     let sm_count = config.device.sm_count;
     let mut sms: Vec<Sm<'a>> = (0..sm_count)
         .map(|index| Sm::new(index, occupancy.blocks_per_sm, timing_config))
@@ -165,8 +165,7 @@ pub(crate) fn run_gpu<'a>(
         ($l2:expr, $active:expr) => {
             Shared {
                 env,
-                timings: &timings,
-                pipe_costs: &pipe_costs,
+                issue: &issue_records,
                 costs: &costs,
                 l2: $l2,
                 dram_share: f64::from(timing_config.dram_bytes_per_cycle)

@@ -91,6 +91,48 @@ pub(crate) struct PipeCost {
     reason: StallReason,
 }
 
+/// What issuing one instruction involves, gathered from its pipe, its
+/// operands and its kind once per launch, so that an issue reads one
+/// record.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct IssueRecord {
+    pipe: Pipe,
+    cost: PipeCost,
+    /// The registers the scoreboard checks are
+    /// `IssueRecords::registers[first..first + checked]`: the reads, then
+    /// the writes, which are the last `written` of them.
+    first: u32,
+    checked: u8,
+    written: u8,
+    /// A barrier or an exit, which may open a barrier.
+    may_open_barrier: bool,
+    /// A `cp.async` or mbarrier instruction, timed by `async_copy_timing`.
+    asynchronous: bool,
+}
+
+/// The issue records of a program, by program counter, and the registers
+/// they name.
+pub(crate) struct IssueRecords {
+    records: Vec<IssueRecord>,
+    registers: Vec<u32>,
+}
+
+impl IssueRecords {
+    /// The registers the scoreboard checks before `record` issues.
+    #[inline(always)]
+    fn checked(&self, record: &IssueRecord) -> &[u32] {
+        let first = record.first as usize;
+        &self.registers[first..first + usize::from(record.checked)]
+    }
+
+    /// The registers `record` writes.
+    #[inline(always)]
+    fn written(&self, record: &IssueRecord) -> &[u32] {
+        let end = record.first as usize + usize::from(record.checked);
+        &self.registers[end - usize::from(record.written)..end]
+    }
+}
+
 /// The costs of every non-memory pipe, and the memory figures, from
 /// `[timing]`.
 #[derive(Clone, Debug)]
@@ -202,12 +244,43 @@ impl Costs {
         }
     }
 
-    /// Each instruction's pipe cost, looked up once per launch.
-    pub(crate) fn per_instruction(&self, timings: &[InstructionTiming]) -> Vec<PipeCost> {
-        timings
+    /// What the issue loop needs of each instruction, gathered once per
+    /// launch.
+    pub(crate) fn issue_records(
+        &self,
+        program: &crate::program::Program,
+        timings: &[InstructionTiming],
+    ) -> IssueRecords {
+        let mut registers = Vec::new();
+        let records = timings
             .iter()
-            .map(|instruction| self.of(instruction.pipe))
-            .collect()
+            .zip(&program.code)
+            .map(|(timing, instruction)| {
+                let first = registers.len() as u32;
+                let (reads, writes) = (timing.operands.reads(), timing.operands.writes());
+                registers.extend_from_slice(reads);
+                registers.extend_from_slice(writes);
+                IssueRecord {
+                    pipe: timing.pipe,
+                    cost: self.of(timing.pipe),
+                    first,
+                    checked: (reads.len() + writes.len()) as u8,
+                    written: writes.len() as u8,
+                    // Only barriers and exits open barriers (an exit lowers
+                    // the count of threads a barrier waits for).
+                    may_open_barrier: timing.pipe == Pipe::Barrier
+                        || matches!(instruction.kind, Kind::Exit),
+                    asynchronous: matches!(
+                        instruction.kind,
+                        Kind::CpAsync { .. }
+                            | Kind::CpAsyncCommitGroup
+                            | Kind::CpAsyncWait { .. }
+                            | Kind::Mbarrier { .. }
+                    ),
+                }
+            })
+            .collect();
+        IssueRecords { records, registers }
     }
 
     fn of(&self, pipe: Pipe) -> PipeCost {
@@ -233,9 +306,8 @@ impl Costs {
 /// What every SM reads and nothing changes during a time window.
 pub(crate) struct Shared<'s, 'a> {
     pub env: &'a LaunchEnv<'a>,
-    pub timings: &'s [InstructionTiming],
-    /// What each instruction's pipe costs ([`Costs::per_instruction`]).
-    pub pipe_costs: &'s [PipeCost],
+    /// What issuing each instruction involves ([`Costs::issue_records`]).
+    pub issue: &'s IssueRecords,
     pub costs: &'s Costs,
     /// The L2 as it was at the start of the window.
     pub l2: &'s SectorCache,
@@ -323,7 +395,9 @@ struct ResidentBlock<'a> {
     /// The block's index, until the runner has been set up to run it (in
     /// the window's parallel part, not in the serial one that places it).
     pending_setup: Option<[u32; 3]>,
-    runner: BlockRunner<'a>,
+    /// Boxed: a runner is large (its arrays are inline), and the SM keeps a
+    /// slot for every block it could hold, resident or not.
+    runner: Box<BlockRunner<'a>>,
     warps: Vec<WarpTiming>,
     start: u64,
     live_warps: u32,
@@ -365,7 +439,7 @@ pub(crate) struct Sm<'a> {
     pub cycle: u64,
     slots: Vec<Option<ResidentBlock<'a>>>,
     /// Runners and warp timings of blocks that left, for the next ones.
-    spare: Vec<BlockRunner<'a>>,
+    spare: Vec<Box<BlockRunner<'a>>>,
     spare_warps: Vec<Vec<WarpTiming>>,
     /// Whether a resident block waits for its runner to be set up.
     setups_pending: bool,
@@ -464,7 +538,10 @@ impl<'a> Sm<'a> {
         block_index: [u32; 3],
         start: u64,
     ) {
-        let runner = self.spare.pop().unwrap_or_else(|| BlockRunner::new(env));
+        let runner = self
+            .spare
+            .pop()
+            .unwrap_or_else(|| Box::new(BlockRunner::new(env)));
         let registers = (env.program.value_regs + env.program.pred_regs) as usize;
         let warp_count = env.warps_per_block();
         let first_warp_slot = slot * warp_count;
@@ -740,16 +817,11 @@ impl<'a> Sm<'a> {
                 return Attempt::Left;
             }
         };
-        let instruction = &shared.timings[pc as usize];
+        let record = &shared.issue.records[pc as usize];
         // The scoreboard: sources read, destinations written in flight.
         let mut ready = cycle;
         let mut reason = StallReason::Wait;
-        for &register in instruction
-            .operands
-            .reads()
-            .iter()
-            .chain(instruction.operands.writes())
-        {
+        for &register in shared.issue.checked(record) {
             let at = timing.ready[register as usize];
             if at > ready {
                 ready = at;
@@ -765,8 +837,8 @@ impl<'a> Sm<'a> {
             timing.earliest = ready;
             return Attempt::Stalled(ready);
         }
-        let pipe = instruction.pipe;
-        let cost = shared.pipe_costs[pc as usize];
+        let pipe = record.pipe;
+        let cost = record.cost;
         let sub_partition = timing.sub_partition as usize;
         let ports = &self.sub_partitions[sub_partition].port_free;
         let port_free = ports[cost.port];
@@ -800,10 +872,8 @@ impl<'a> Sm<'a> {
         timing.accounted = cycle + 1;
         timing.earliest = cycle + 1;
         timing.last_pc = pc;
-        // Only barriers and exits open barriers (an exit lowers the count
-        // of threads a barrier waits for).
-        let may_open_barrier = matches!(pipe, Pipe::Barrier)
-            || matches!(shared.env.program.code[pc as usize].kind, Kind::Exit);
+        let may_open_barrier = record.may_open_barrier;
+        let asynchronous = record.asynchronous;
         let generations = if may_open_barrier {
             block.runner.barrier_generations()
         } else {
@@ -827,7 +897,7 @@ impl<'a> Sm<'a> {
             return Attempt::Left;
         }
         self.sub_partitions[sub_partition].port_free[cost.port] = cycle + u64::from(cost.interval);
-        self.complete(shared, stats, warp_ref, pc, pipe, cost, cycle);
+        self.complete(shared, stats, warp_ref, pc, asynchronous, cycle);
         let block = self.slots[slot].as_mut().expect("resident");
         if may_open_barrier && block.runner.barrier_generations() != generations {
             // A barrier opened (the last arrival, or an exit that made the
@@ -858,10 +928,11 @@ impl<'a> Sm<'a> {
         stats: &mut RunStats,
         warp_ref: WarpRef,
         pc: u32,
-        pipe: Pipe,
-        cost: PipeCost,
+        asynchronous: bool,
         cycle: u64,
     ) {
+        let record = &shared.issue.records[pc as usize];
+        let (pipe, cost) = (record.pipe, record.cost);
         let (latency, reason) = match pipe {
             Pipe::Memory(MemoryPipe::Param | MemoryPipe::Const) => (cost.latency, cost.reason),
             Pipe::Memory(_) => self.memory_cost(shared, stats, warp_ref, pc, cycle),
@@ -887,19 +958,18 @@ impl<'a> Sm<'a> {
             }
             _ => (cost.latency, cost.reason),
         };
-        let (latency, reason) = match pipe {
-            Pipe::Memory(_) | Pipe::Control => self
-                .async_copy_timing(shared, stats, warp_ref, pc, cycle, latency)
-                .unwrap_or((latency, reason)),
-            _ => (latency, reason),
+        let (latency, reason) = if asynchronous {
+            self.async_copy_timing(shared, stats, warp_ref, pc, cycle, latency)
+                .unwrap_or((latency, reason))
+        } else {
+            (latency, reason)
         };
-        let operands = &shared.timings[pc as usize].operands;
         let block = self.slots[warp_ref.slot as usize]
             .as_mut()
             .expect("resident");
         let timing = &mut block.warps[warp_ref.warp as usize];
         let ready = cycle + u64::from(latency);
-        for &register in operands.writes() {
+        for &register in shared.issue.written(record) {
             timing.ready[register as usize] = ready;
             timing.producer[register as usize] = reason;
         }
@@ -925,17 +995,6 @@ impl<'a> Sm<'a> {
         latency: u32,
     ) -> Option<(u32, StallReason)> {
         let kind = &shared.env.program.code[pc as usize].kind;
-        // Every memory and control instruction comes here: the others leave
-        // at once, before the block is looked up.
-        if !matches!(
-            kind,
-            Kind::CpAsync { .. }
-                | Kind::CpAsyncCommitGroup
-                | Kind::CpAsyncWait { .. }
-                | Kind::Mbarrier { .. }
-        ) {
-            return None;
-        }
         let block = self.slots[warp_ref.slot as usize]
             .as_mut()
             .expect("resident");
@@ -1336,7 +1395,7 @@ impl<'a> Sm<'a> {
         self.slots
             .iter_mut()
             .flatten()
-            .map(|block| (block.linear, &mut block.runner))
+            .map(|block| (block.linear, &mut *block.runner))
     }
 
     /// Ends resident block `linear`: it faulted outside the
