@@ -142,6 +142,27 @@ pub(crate) fn memory_access(
 ) -> Result<(), Fault> {
     let size = u32::from(value.size);
     let total = size * u32::from(count);
+    let window = match space {
+        StateSpace::Shared => state.written.is_none() && state.races.is_none(),
+        StateSpace::Param | StateSpace::Const => !store,
+        _ => false,
+    };
+    if window
+        && window_access(
+            env, warp, state, pc, active, space, value, registers, count, addr, store,
+        )
+    {
+        return Ok(());
+    }
+    if space == StateSpace::Global
+        && env.weak_memory.is_none()
+        && env.global_races.is_none()
+        && global_access(
+            env, warp, state, pc, active, value, registers, count, addr, store,
+        )
+    {
+        return Ok(());
+    }
     // Global, `.param` and `.const` memory always have contents.
     let may_reach_tracked = matches!(
         space,
@@ -323,6 +344,217 @@ pub(crate) fn memory_access(
         record_sectors(counters, &mut state.sectors);
     }
     Ok(())
+}
+
+/// Every lane's offset into a window of `len` bytes (shared memory, the
+/// parameters, the constants), or `None` when an active lane's access of
+/// `total` bytes is misaligned or does not fit in it.
+#[inline(always)]
+fn window_offsets(
+    values: &[u64],
+    addr: LoweredAddress,
+    active: u32,
+    total: u32,
+    len: usize,
+) -> Option<[u32; WARP_SIZE]> {
+    let mut offsets = [0u32; WARP_SIZE];
+    let mut fits = true;
+    for (lane, offset) in offsets.iter_mut().enumerate() {
+        let address = lane_address(values, addr, lane);
+        // A vector access is aligned to its whole size, as `lane_target` checks.
+        let lane_fits = address & (u64::from(total) - 1) == 0
+            && address
+                .checked_add(u64::from(total))
+                .is_some_and(|end| end <= len as u64);
+        fits &= lane_fits || active >> lane & 1 == 0;
+        *offset = address as u32;
+    }
+    fits.then_some(offsets)
+}
+
+/// Loads each active lane's elements from `bytes` at its offset (every
+/// access in bounds: [`window_offsets`] said so), lane by lane.
+#[inline(always)]
+fn load_lanes(
+    values: &mut [u64],
+    bytes: &[u8],
+    offsets: &[u32; WARP_SIZE],
+    active: u32,
+    value: MemoryValue,
+    registers: &[u32],
+) {
+    let size = u32::from(value.size);
+    for (lane, &offset) in offsets.iter().enumerate() {
+        if active >> lane & 1 == 0 {
+            continue;
+        }
+        for (element, &register) in registers.iter().enumerate() {
+            let start = offset as usize + element * size as usize;
+            if let Some(raw) = read_bytes(bytes, start, size) {
+                values[register as usize * WARP_SIZE + lane] = extend_loaded(raw, value);
+            }
+        }
+    }
+}
+
+/// [`memory_access`] for an instruction that names the shared space, or
+/// loads from the parameters or the constants, when no checker watches:
+/// every active lane's address is worked out and checked first, then the
+/// lanes move their bytes in lane order, as the general path does.
+/// Returns `false`, having changed nothing, when a lane is misaligned or
+/// out of bounds (the general path then reports it), or for a store to a
+/// read-only space.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn window_access(
+    env: &LaunchEnv,
+    warp: &mut Warp,
+    state: &mut BlockState,
+    pc: u32,
+    active: u32,
+    space: StateSpace,
+    value: MemoryValue,
+    registers: &[u32; 4],
+    count: u8,
+    addr: LoweredAddress,
+    store: bool,
+) -> bool {
+    let size = u32::from(value.size);
+    let total = size * u32::from(count);
+    let registers = &registers[..usize::from(count)];
+    let read_only = match space {
+        StateSpace::Param => env.params,
+        StateSpace::Const => &env.program.const_data[..],
+        _ => &[][..],
+    };
+    let len = if space == StateSpace::Shared {
+        state.shared.len()
+    } else {
+        read_only.len()
+    };
+    let Some(offsets) = window_offsets(&warp.values, addr, active, total, len) else {
+        return false;
+    };
+    state.sectors.clear();
+    state.local_sectors.clear();
+    state.last_wavefronts = warpsim_banks::Wavefronts::default();
+    if space != StateSpace::Shared {
+        load_lanes(
+            &mut warp.values,
+            read_only,
+            &offsets,
+            active,
+            value,
+            registers,
+        );
+        return true;
+    }
+    if store {
+        for (lane, &offset) in offsets.iter().enumerate() {
+            if active >> lane & 1 == 0 {
+                continue;
+            }
+            for (element, &register) in registers.iter().enumerate() {
+                let bits = warp.values[register as usize * WARP_SIZE + lane] & size_mask(size);
+                // In bounds: `window_offsets` said so.
+                write_bytes(
+                    &mut state.shared,
+                    offset as usize + element * size as usize,
+                    size,
+                    bits,
+                );
+            }
+        }
+    } else {
+        load_lanes(
+            &mut warp.values,
+            &state.shared,
+            &offsets,
+            active,
+            value,
+            registers,
+        );
+    }
+    if active == 0 {
+        return true;
+    }
+    state.shared_addresses = offsets;
+    let kind = if store {
+        AccessKind::Store
+    } else {
+        AccessKind::Load
+    };
+    let verdict = state
+        .arbiter
+        .request(kind, total, active, &state.shared_addresses);
+    record_wavefronts(&mut state.stats.per_instruction[pc as usize], verdict);
+    state.last_wavefronts = verdict;
+    true
+}
+
+/// [`memory_access`] for an instruction that names the global space, when
+/// neither the explore model's weak memory nor the global race checker
+/// watches, as [`window_access`]: addresses checked first, then the lanes'
+/// sectors and bytes in lane order. Returns `false`, having changed
+/// nothing, when a lane is misaligned or out of bounds.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn global_access(
+    env: &LaunchEnv,
+    warp: &mut Warp,
+    state: &mut BlockState,
+    pc: u32,
+    active: u32,
+    value: MemoryValue,
+    registers: &[u32; 4],
+    count: u8,
+    addr: LoweredAddress,
+    store: bool,
+) -> bool {
+    let size = u32::from(value.size);
+    let total = size * u32::from(count);
+    let mut addresses = [0u64; WARP_SIZE];
+    let mut fits = true;
+    for (lane, address) in addresses.iter_mut().enumerate() {
+        *address = lane_address(&warp.values, addr, lane);
+        if active >> lane & 1 != 0 {
+            fits &=
+                *address & (u64::from(total) - 1) == 0 && env.global.check(*address, total).is_ok();
+        }
+    }
+    if !fits {
+        return false;
+    }
+    state.sectors.clear();
+    state.local_sectors.clear();
+    state.last_wavefronts = warpsim_banks::Wavefronts::default();
+    if active == 0 {
+        return true;
+    }
+    let registers = &registers[..usize::from(count)];
+    for lane in 0..WARP_SIZE {
+        if active >> lane & 1 == 0 {
+            continue;
+        }
+        let address = addresses[lane];
+        push_sectors(&mut state.sectors, address, total);
+        for (element, &register) in registers.iter().enumerate() {
+            let element_address = address + u64::from(element as u32 * size);
+            let slot = register as usize * WARP_SIZE + lane;
+            // In bounds: checked above for the whole access.
+            if store {
+                let bits = warp.values[slot] & size_mask(size);
+                let _ = state.stores.write(env.global, element_address, size, bits);
+            } else if let Ok(raw) = state.stores.read(env.global, element_address, size) {
+                warp.values[slot] = extend_loaded(raw, value);
+            }
+        }
+    }
+    record_sectors(
+        &mut state.stats.per_instruction[pc as usize],
+        &mut state.sectors,
+    );
+    true
 }
 
 /// What a memory instruction does to the bytes it touches, for the

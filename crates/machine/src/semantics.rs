@@ -345,9 +345,21 @@ pub(crate) fn execute<const HARDWARE_FMA: bool>(
             a,
             b,
             c,
-        } => map3(values, dst, a, b, c, active, |x, y, z| {
-            arith::int_mad(mode, x, y, z, ty)
-        }),
+        } => match mode {
+            // The mode is chosen once, outside the lane loop, so that the
+            // common `mad.lo` vectorises.
+            warpsim_ir::MulAddMode::Hi | warpsim_ir::MulAddMode::Wide => {
+                map3(values, dst, a, b, c, active, |x, y, z| {
+                    arith::int_mad(mode, x, y, z, ty)
+                })
+            }
+            _ => {
+                let mask = width_mask(ty.bits);
+                map3(values, dst, a, b, c, active, |x, y, z| {
+                    x.wrapping_mul(y).wrapping_add(z) & mask
+                })
+            }
+        },
         Kind::CvtHalf {
             to_half,
             other,
