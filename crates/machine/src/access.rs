@@ -532,11 +532,10 @@ fn global_access(
         return true;
     }
     let registers = &registers[..usize::from(count)];
-    for lane in 0..WARP_SIZE {
+    for (lane, &address) in addresses.iter().enumerate() {
         if active >> lane & 1 == 0 {
             continue;
         }
-        let address = addresses[lane];
         push_sectors(&mut state.sectors, address, total);
         for (element, &register) in registers.iter().enumerate() {
             let element_address = address + u64::from(element as u32 * size);
