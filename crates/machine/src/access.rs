@@ -142,24 +142,26 @@ pub(crate) fn memory_access(
 ) -> Result<(), Fault> {
     let size = u32::from(value.size);
     let total = size * u32::from(count);
+    let request = Request {
+        pc,
+        active,
+        value,
+        registers: &registers[..usize::from(count)],
+        addr,
+        store,
+    };
     let window = match space {
         StateSpace::Shared => state.written.is_none() && state.races.is_none(),
         StateSpace::Param | StateSpace::Const => !store,
         _ => false,
     };
-    if window
-        && window_access(
-            env, warp, state, pc, active, space, value, registers, count, addr, store,
-        )
-    {
+    if window && window_access(env, warp, state, space, request) {
         return Ok(());
     }
     if space == StateSpace::Global
         && env.weak_memory.is_none()
         && env.global_races.is_none()
-        && global_access(
-            env, warp, state, pc, active, value, registers, count, addr, store,
-        )
+        && global_access(env, warp, state, request)
     {
         return Ok(());
     }
@@ -189,9 +191,7 @@ pub(crate) fn memory_access(
         instruction: state.instructions,
         warp_syncs: warp.syncs,
     });
-    state.sectors.clear();
-    state.local_sectors.clear();
-    state.last_wavefronts = warpsim_banks::Wavefronts::default();
+    begin_request(state);
     // Where the warp's local memory starts for the caches, once per
     // instruction, when a lane reaches local memory.
     let mut local_base = None;
@@ -346,6 +346,33 @@ pub(crate) fn memory_access(
     Ok(())
 }
 
+/// One warp's load or store as the whole-warp paths take it.
+#[derive(Clone, Copy)]
+struct Request<'r> {
+    pc: u32,
+    active: u32,
+    value: MemoryValue,
+    /// The registers loaded or stored, one per element.
+    registers: &'r [u32],
+    addr: LoweredAddress,
+    store: bool,
+}
+
+impl Request<'_> {
+    /// The bytes each lane moves.
+    fn total(&self) -> u32 {
+        u32::from(self.value.size) * self.registers.len() as u32
+    }
+}
+
+/// Forgets the sectors and wavefronts of the block's previous request.
+#[inline(always)]
+fn begin_request(state: &mut BlockState) {
+    state.sectors.clear();
+    state.local_sectors.clear();
+    state.last_wavefronts = warpsim_banks::Wavefronts::default();
+}
+
 /// Every lane's offset into a window of `len` bytes (shared memory, the
 /// parameters, the constants), or `None` when an active lane's access of
 /// `total` bytes is misaligned or does not fit in it.
@@ -404,24 +431,24 @@ fn load_lanes(
 /// Returns `false`, having changed nothing, when a lane is misaligned or
 /// out of bounds (the general path then reports it), or for a store to a
 /// read-only space.
-#[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn window_access(
     env: &LaunchEnv,
     warp: &mut Warp,
     state: &mut BlockState,
-    pc: u32,
-    active: u32,
     space: StateSpace,
-    value: MemoryValue,
-    registers: &[u32; 4],
-    count: u8,
-    addr: LoweredAddress,
-    store: bool,
+    request: Request,
 ) -> bool {
+    let Request {
+        pc,
+        active,
+        value,
+        registers,
+        addr,
+        store,
+    } = request;
     let size = u32::from(value.size);
-    let total = size * u32::from(count);
-    let registers = &registers[..usize::from(count)];
+    let total = request.total();
     let read_only = match space {
         StateSpace::Param => env.params,
         StateSpace::Const => &env.program.const_data[..],
@@ -435,9 +462,7 @@ fn window_access(
     let Some(offsets) = window_offsets(&warp.values, addr, active, total, len) else {
         return false;
     };
-    state.sectors.clear();
-    state.local_sectors.clear();
-    state.last_wavefronts = warpsim_banks::Wavefronts::default();
+    begin_request(state);
     if space != StateSpace::Shared {
         load_lanes(
             &mut warp.values,
@@ -497,22 +522,23 @@ fn window_access(
 /// watches, as [`window_access`]: addresses checked first, then the lanes'
 /// sectors and bytes in lane order. Returns `false`, having changed
 /// nothing, when a lane is misaligned or out of bounds.
-#[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn global_access(
     env: &LaunchEnv,
     warp: &mut Warp,
     state: &mut BlockState,
-    pc: u32,
-    active: u32,
-    value: MemoryValue,
-    registers: &[u32; 4],
-    count: u8,
-    addr: LoweredAddress,
-    store: bool,
+    request: Request,
 ) -> bool {
+    let Request {
+        pc,
+        active,
+        value,
+        registers,
+        addr,
+        store,
+    } = request;
     let size = u32::from(value.size);
-    let total = size * u32::from(count);
+    let total = request.total();
     let mut addresses = [0u64; WARP_SIZE];
     let mut fits = true;
     for (lane, address) in addresses.iter_mut().enumerate() {
@@ -525,13 +551,10 @@ fn global_access(
     if !fits {
         return false;
     }
-    state.sectors.clear();
-    state.local_sectors.clear();
-    state.last_wavefronts = warpsim_banks::Wavefronts::default();
+    begin_request(state);
     if active == 0 {
         return true;
     }
-    let registers = &registers[..usize::from(count)];
     for (lane, &address) in addresses.iter().enumerate() {
         if active >> lane & 1 == 0 {
             continue;
@@ -1090,9 +1113,7 @@ pub(crate) fn atomic(
         observe_initialization(env, warp, state, pc, active, space, addr, size, access);
     }
     let mut shared_lanes = 0u32;
-    state.sectors.clear();
-    state.local_sectors.clear();
-    state.last_wavefronts = warpsim_banks::Wavefronts::default();
+    begin_request(state);
     // The global race checker, locked once per instruction.
     let mut global_races = env.global_races();
     for lane in 0..WARP_SIZE {
