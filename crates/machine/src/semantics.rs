@@ -134,12 +134,21 @@ pub(crate) fn map3(
     }
 }
 
-/// The lanes where `test(lane)` holds, as a mask.
+/// The lanes where `test(lane)` holds, as a mask. The tests go into a byte
+/// per lane first, a loop that vectorises, and each 8 bytes of 0 or 1 then
+/// become 8 bits at once: multiplied by `0x0102040810204080`, byte `i`
+/// lands on bit `56 + i` with no carries between them.
 #[inline(always)]
 pub(crate) fn lane_mask(test: impl Fn(usize) -> bool) -> u32 {
+    let mut flags = [0u8; WARP_SIZE];
+    for (lane, flag) in flags.iter_mut().enumerate() {
+        *flag = u8::from(test(lane));
+    }
     let mut mask = 0u32;
-    for lane in 0..WARP_SIZE {
-        mask |= u32::from(test(lane)) << lane;
+    for (index, chunk) in flags.chunks_exact(8).enumerate() {
+        let bytes = u64::from_le_bytes(chunk.try_into().expect("chunks of 8 bytes"));
+        let bits = bytes.wrapping_mul(0x0102_0408_1020_4080) >> 56;
+        mask |= (bits as u32) << (8 * index);
     }
     mask
 }
@@ -1441,4 +1450,25 @@ pub(crate) fn half_unary(
         HalfUnary::Abs => arith::f16_abs,
     };
     map1_halves(values, packed, dst, a, active, f);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lane_mask;
+
+    #[test]
+    fn lane_mask_packs_every_lane_in_place() {
+        // Every single lane, and a spread of patterns from a multiplicative
+        // sequence (each bit of each byte set and clear many times).
+        let mut patterns: Vec<u32> = (0..32).map(|lane| 1 << lane).collect();
+        patterns.extend([0, u32::MAX, 0x5555_5555, 0xaaaa_aaaa, 0x8000_0001]);
+        let mut pattern = 0x1234_5678u32;
+        for _ in 0..1000 {
+            pattern = pattern.wrapping_mul(0x9e37_79b9).wrapping_add(0x7f4a_7c15);
+            patterns.push(pattern);
+        }
+        for pattern in patterns {
+            assert_eq!(lane_mask(|lane| pattern >> lane & 1 == 1), pattern);
+        }
+    }
 }
