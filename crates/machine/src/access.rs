@@ -373,52 +373,40 @@ fn begin_request(state: &mut BlockState) {
     state.last_wavefronts = warpsim_banks::Wavefronts::default();
 }
 
-/// Every lane's offset into a window of `len` bytes (shared memory, the
-/// parameters, the constants), or `None` when an active lane's access of
-/// `total` bytes is misaligned or does not fit in it.
+/// Every lane's address, or `None` when an active lane's access of `total`
+/// bytes is misaligned (a vector access is aligned to its whole size, as
+/// `lane_target` checks) or not `in_bounds`.
 #[inline(always)]
-fn window_offsets(
+fn warp_addresses(
     values: &[u64],
-    addr: LoweredAddress,
-    active: u32,
-    total: u32,
-    len: usize,
-) -> Option<[u32; WARP_SIZE]> {
-    let mut offsets = [0u32; WARP_SIZE];
+    request: &Request,
+    in_bounds: impl Fn(u64) -> bool,
+) -> Option<[u64; WARP_SIZE]> {
+    let total = u64::from(request.total());
+    let mut addresses = [0u64; WARP_SIZE];
     let mut fits = true;
-    for (lane, offset) in offsets.iter_mut().enumerate() {
-        let address = lane_address(values, addr, lane);
-        // A vector access is aligned to its whole size, as `lane_target` checks.
-        let lane_fits = address & (u64::from(total) - 1) == 0
-            && address
-                .checked_add(u64::from(total))
-                .is_some_and(|end| end <= len as u64);
-        fits &= lane_fits || active >> lane & 1 == 0;
-        *offset = address as u32;
+    for (lane, address) in addresses.iter_mut().enumerate() {
+        *address = lane_address(values, request.addr, lane);
+        // Without short circuits, so that the loop has no branches.
+        let inactive = request.active >> lane & 1 == 0;
+        fits &= inactive | ((*address & (total - 1) == 0) & in_bounds(*address));
     }
-    fits.then_some(offsets)
+    fits.then_some(addresses)
 }
 
 /// Loads each active lane's elements from `bytes` at its offset (every
-/// access in bounds: [`window_offsets`] said so), lane by lane.
+/// access in bounds: [`warp_addresses`] said so), lane by lane.
 #[inline(always)]
-fn load_lanes(
-    values: &mut [u64],
-    bytes: &[u8],
-    offsets: &[u32; WARP_SIZE],
-    active: u32,
-    value: MemoryValue,
-    registers: &[u32],
-) {
-    let size = u32::from(value.size);
+fn load_lanes(values: &mut [u64], bytes: &[u8], offsets: &[u64; WARP_SIZE], request: &Request) {
+    let size = u32::from(request.value.size);
     for (lane, &offset) in offsets.iter().enumerate() {
-        if active >> lane & 1 == 0 {
+        if request.active >> lane & 1 == 0 {
             continue;
         }
-        for (element, &register) in registers.iter().enumerate() {
+        for (element, &register) in request.registers.iter().enumerate() {
             let start = offset as usize + element * size as usize;
             if let Some(raw) = read_bytes(bytes, start, size) {
-                values[register as usize * WARP_SIZE + lane] = extend_loaded(raw, value);
+                values[register as usize * WARP_SIZE + lane] = extend_loaded(raw, request.value);
             }
         }
     }
@@ -439,16 +427,7 @@ fn window_access(
     space: StateSpace,
     request: Request,
 ) -> bool {
-    let Request {
-        pc,
-        active,
-        value,
-        registers,
-        addr,
-        store,
-    } = request;
-    let size = u32::from(value.size);
-    let total = request.total();
+    let size = u32::from(request.value.size);
     let read_only = match space {
         StateSpace::Param => env.params,
         StateSpace::Const => &env.program.const_data[..],
@@ -458,30 +437,26 @@ fn window_access(
         state.shared.len()
     } else {
         read_only.len()
-    };
-    let Some(offsets) = window_offsets(&warp.values, addr, active, total, len) else {
+    } as u64;
+    let total = u64::from(request.total());
+    let Some(offsets) = warp_addresses(&warp.values, &request, |offset| {
+        offset.checked_add(total).is_some_and(|end| end <= len)
+    }) else {
         return false;
     };
     begin_request(state);
     if space != StateSpace::Shared {
-        load_lanes(
-            &mut warp.values,
-            read_only,
-            &offsets,
-            active,
-            value,
-            registers,
-        );
+        load_lanes(&mut warp.values, read_only, &offsets, &request);
         return true;
     }
-    if store {
+    if request.store {
         for (lane, &offset) in offsets.iter().enumerate() {
-            if active >> lane & 1 == 0 {
+            if request.active >> lane & 1 == 0 {
                 continue;
             }
-            for (element, &register) in registers.iter().enumerate() {
+            for (element, &register) in request.registers.iter().enumerate() {
                 let bits = warp.values[register as usize * WARP_SIZE + lane] & size_mask(size);
-                // In bounds: `window_offsets` said so.
+                // In bounds: `warp_addresses` said so.
                 write_bytes(
                     &mut state.shared,
                     offset as usize + element * size as usize,
@@ -491,28 +466,28 @@ fn window_access(
             }
         }
     } else {
-        load_lanes(
-            &mut warp.values,
-            &state.shared,
-            &offsets,
-            active,
-            value,
-            registers,
-        );
+        load_lanes(&mut warp.values, &state.shared, &offsets, &request);
     }
-    if active == 0 {
+    if request.active == 0 {
         return true;
     }
-    state.shared_addresses = offsets;
-    let kind = if store {
+    // In bounds of shared memory, so each fits in 32 bits.
+    state.shared_addresses = offsets.map(|offset| offset as u32);
+    let kind = if request.store {
         AccessKind::Store
     } else {
         AccessKind::Load
     };
-    let verdict = state
-        .arbiter
-        .request(kind, total, active, &state.shared_addresses);
-    record_wavefronts(&mut state.stats.per_instruction[pc as usize], verdict);
+    let verdict = state.arbiter.request(
+        kind,
+        request.total(),
+        request.active,
+        &state.shared_addresses,
+    );
+    record_wavefronts(
+        &mut state.stats.per_instruction[request.pc as usize],
+        verdict,
+    );
     state.last_wavefronts = verdict;
     true
 }
@@ -529,51 +504,36 @@ fn global_access(
     state: &mut BlockState,
     request: Request,
 ) -> bool {
-    let Request {
-        pc,
-        active,
-        value,
-        registers,
-        addr,
-        store,
-    } = request;
-    let size = u32::from(value.size);
+    let size = u32::from(request.value.size);
     let total = request.total();
-    let mut addresses = [0u64; WARP_SIZE];
-    let mut fits = true;
-    for (lane, address) in addresses.iter_mut().enumerate() {
-        *address = lane_address(&warp.values, addr, lane);
-        if active >> lane & 1 != 0 {
-            fits &=
-                *address & (u64::from(total) - 1) == 0 && env.global.check(*address, total).is_ok();
-        }
-    }
-    if !fits {
+    let Some(addresses) = warp_addresses(&warp.values, &request, |address| {
+        env.global.check(address, total).is_ok()
+    }) else {
         return false;
-    }
+    };
     begin_request(state);
-    if active == 0 {
+    if request.active == 0 {
         return true;
     }
     for (lane, &address) in addresses.iter().enumerate() {
-        if active >> lane & 1 == 0 {
+        if request.active >> lane & 1 == 0 {
             continue;
         }
         push_sectors(&mut state.sectors, address, total);
-        for (element, &register) in registers.iter().enumerate() {
+        for (element, &register) in request.registers.iter().enumerate() {
             let element_address = address + u64::from(element as u32 * size);
             let slot = register as usize * WARP_SIZE + lane;
             // In bounds: checked above for the whole access.
-            if store {
+            if request.store {
                 let bits = warp.values[slot] & size_mask(size);
                 let _ = state.stores.write(env.global, element_address, size, bits);
             } else if let Ok(raw) = state.stores.read(env.global, element_address, size) {
-                warp.values[slot] = extend_loaded(raw, value);
+                warp.values[slot] = extend_loaded(raw, request.value);
             }
         }
     }
     record_sectors(
-        &mut state.stats.per_instruction[pc as usize],
+        &mut state.stats.per_instruction[request.pc as usize],
         &mut state.sectors,
     );
     true

@@ -873,7 +873,6 @@ impl<'a> Sm<'a> {
         timing.earliest = cycle + 1;
         timing.last_pc = pc;
         let may_open_barrier = record.may_open_barrier;
-        let asynchronous = record.asynchronous;
         let generations = if may_open_barrier {
             block.runner.barrier_generations()
         } else {
@@ -897,7 +896,7 @@ impl<'a> Sm<'a> {
             return Attempt::Left;
         }
         self.sub_partitions[sub_partition].port_free[cost.port] = cycle + u64::from(cost.interval);
-        self.complete(shared, stats, warp_ref, pc, asynchronous, cycle);
+        self.complete(shared, stats, warp_ref, pc, cycle);
         let block = self.slots[slot].as_mut().expect("resident");
         if may_open_barrier && block.runner.barrier_generations() != generations {
             // A barrier opened (the last arrival, or an exit that made the
@@ -928,7 +927,6 @@ impl<'a> Sm<'a> {
         stats: &mut RunStats,
         warp_ref: WarpRef,
         pc: u32,
-        asynchronous: bool,
         cycle: u64,
     ) {
         let record = &shared.issue.records[pc as usize];
@@ -958,7 +956,7 @@ impl<'a> Sm<'a> {
             }
             _ => (cost.latency, cost.reason),
         };
-        let (latency, reason) = if asynchronous {
+        let (latency, reason) = if record.asynchronous {
             self.async_copy_timing(shared, stats, warp_ref, pc, cycle, latency)
                 .unwrap_or((latency, reason))
         } else {
