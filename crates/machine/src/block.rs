@@ -121,6 +121,10 @@ impl Default for PathStreak {
 
 /// Runs blocks one after another, reusing its allocations; one per host
 /// thread, or one per resident block when blocks run side by side.
+///
+/// Aligned to 128 bytes, as the SM's structures are (`timing::sm::Sm` says
+/// why): runners of different SMs are allocated one after another.
+#[repr(align(128))]
 pub struct BlockRunner<'a> {
     env: &'a LaunchEnv<'a>,
     pub(crate) warps: Vec<Warp>,

@@ -27,8 +27,9 @@
 //! blocks, or a deadlock when the block they wait for cannot become
 //! resident until one of them exits.
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
@@ -46,6 +47,26 @@ use crate::{lowest_fault, PrintLog, RunControl};
 /// The time window of the explore model, in cycles: short, so that SMs
 /// taking turns in random order interleave finely.
 const EXPLORE_WINDOW: u64 = 4;
+
+/// The counters of one host thread, which the SMs it runs count into (a
+/// runner takes them while it issues). Aligned to 128 bytes (a pair of
+/// cache lines, which the host's prefetcher moves together) so that two
+/// threads' counters never share a line: each issue writes them.
+#[repr(align(128))]
+struct ThreadStats(Mutex<RunStats>);
+
+/// Host time of the window loop, for the debug log.
+#[derive(Default)]
+struct HostTime {
+    windows: u64,
+    /// Wall time of the windows' SM phases.
+    running: Duration,
+    /// Time the SMs ran, summed over host threads: `running` times the
+    /// host threads, less this, is time threads waited for each other.
+    sm_busy: Duration,
+    /// Wall time of the window ends (stores, L2, departures, launches).
+    window_ends: Duration,
+}
 
 /// What a launch left.
 pub(crate) struct GpuOutcome {
@@ -103,8 +124,8 @@ pub(crate) fn run_gpu<'a>(
         .collect();
     let mut l2 = SectorCache::new(timing_config.l2_bytes, timing_config.l2_ways);
     let host_threads = pool.current_num_threads().max(1);
-    let stats_pool: Vec<Mutex<RunStats>> = (0..host_threads)
-        .map(|_| Mutex::new(RunStats::new(program.code.len())))
+    let stats_pool: Vec<ThreadStats> = (0..host_threads)
+        .map(|_| ThreadStats(Mutex::new(RunStats::new(program.code.len()))))
         .collect();
     let parallel = host_threads > 1 && !env.runs_sms_in_turn();
     #[cfg(target_arch = "x86_64")]
@@ -193,6 +214,10 @@ pub(crate) fn run_gpu<'a>(
     let mut memory_epoch = 0u64;
     let mut progress_fingerprint = 0u64;
     let mut stopping = false;
+    // Host time spent running SMs and at window ends, and the SMs' own
+    // time summed over host threads: logged at the end, for a reader
+    // asking why a launch does not scale with host threads.
+    let mut host_time = HostTime::default();
     loop {
         if control.stop.load(Ordering::Relaxed) {
             break;
@@ -203,12 +228,17 @@ pub(crate) fn run_gpu<'a>(
         }
         let window_end = window_start + window;
         let shared = view!(&l2, active_count);
+        let window_began = Instant::now();
+        let busy_nanos = AtomicU64::new(0);
         let run = |sm: &mut Sm<'a>| {
+            let began = Instant::now();
             let thread = rayon::current_thread_index().unwrap_or(0) % stats_pool.len();
             let mut stats = stats_pool[thread]
+                .0
                 .lock()
                 .unwrap_or_else(|error| error.into_inner());
             sm.run_until(&shared, &mut stats, window_end);
+            busy_nanos.fetch_add(began.elapsed().as_nanos() as u64, Ordering::Relaxed);
         };
         if parallel {
             pool.install(|| sms.par_iter_mut().filter(|sm| sm.is_active()).for_each(run));
@@ -225,6 +255,10 @@ pub(crate) fn run_gpu<'a>(
         } else {
             sms.iter_mut().filter(|sm| sm.is_active()).for_each(run);
         }
+        let window_ran = Instant::now();
+        host_time.windows += 1;
+        host_time.running += window_ran - window_began;
+        host_time.sm_busy += Duration::from_nanos(busy_nanos.into_inner());
         // The window's end, in SM order.
         apply_stores(&mut sms, env, pool, parallel);
         {
@@ -338,12 +372,23 @@ pub(crate) fn run_gpu<'a>(
         } else {
             window_end.max(next_cycle)
         };
+        host_time.window_ends += window_ran.elapsed();
     }
+    tracing::debug!(
+        windows = host_time.windows,
+        running_ms = host_time.running.as_millis() as u64,
+        sm_busy_ms = host_time.sm_busy.as_millis() as u64,
+        window_ends_ms = host_time.window_ends.as_millis() as u64,
+        host_threads,
+        parallel,
+        "host time of the window loop"
+    );
     // A launch that stopped early leaves no store behind.
     apply_stores(&mut sms, env, pool, parallel);
     for stats in stats_pool {
         outcome.stats.merge(
             &stats
+                .0
                 .into_inner()
                 .unwrap_or_else(|error| error.into_inner()),
         );

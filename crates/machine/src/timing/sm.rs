@@ -321,6 +321,7 @@ pub(crate) struct Shared<'s, 'a> {
 
 /// The timing state of one warp.
 #[derive(Clone, Debug)]
+#[repr(align(128))]
 struct WarpTiming {
     /// Per register (values, then predicates): the cycle its value is ready.
     ready: Vec<u64>,
@@ -390,6 +391,7 @@ impl WarpTiming {
 const TRY_WAIT_RETRY_CYCLES: u32 = 200;
 
 /// A block resident on the SM.
+#[repr(align(128))]
 struct ResidentBlock<'a> {
     linear: u64,
     /// The block's index, until the runner has been set up to run it (in
@@ -413,6 +415,7 @@ struct WarpRef {
 }
 
 #[derive(Clone, Debug, Default)]
+#[repr(align(128))]
 struct SubPartition {
     /// Resident warps, oldest first.
     warps: Vec<WarpRef>,
@@ -433,6 +436,16 @@ pub(crate) struct Departure {
 }
 
 /// One SM.
+///
+/// Aligned to 128 bytes (a pair of cache lines, which the host's
+/// adjacent-line prefetcher moves together), as is every structure an SM
+/// writes as it issues (`SubPartition`, `ResidentBlock`, `WarpTiming`,
+/// `BlockRunner`): SMs run on different host threads, and many of those
+/// structures are allocated by the thread that places blocks, one SM after
+/// another, so without the alignment neighbours in memory belong to
+/// different SMs and a shared line would bounce between cores at every
+/// issue.
+#[repr(align(128))]
 pub(crate) struct Sm<'a> {
     pub index: u32,
     /// The next cycle to simulate.
