@@ -13,6 +13,7 @@ pub mod diagnostics;
 pub mod dump;
 pub mod error;
 pub mod export;
+pub mod jit_cache;
 pub mod launch_file;
 pub mod launch_template;
 pub mod litmus;

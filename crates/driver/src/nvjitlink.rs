@@ -29,7 +29,9 @@
 //! ```
 //!
 //! Links are kept per PTX text and architecture for the life of the
-//! process, so the launches of one PTX module compile it once.
+//! process, so the launches of one PTX module compile it once, and their
+//! logs on disk between runs (`jit_cache.rs`), so a module run again is not
+//! compiled again.
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
@@ -38,7 +40,7 @@ use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use crate::nvidia_libraries;
+use crate::{jit_cache, nvidia_libraries};
 
 /// What nvJitLink reports of one kernel compiled for one architecture.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -146,8 +148,24 @@ pub fn link(ptx: &str, architecture: &str) -> Result<Arc<Linked>, LinkError> {
     if let Some(linked) = cache.get(&key) {
         return linked.clone();
     }
+    let disk = jit_cache::directory();
+    if let Some(info_log) = disk
+        .as_deref()
+        .and_then(|directory| jit_cache::read(directory, ptx, architecture))
+    {
+        tracing::debug!(%architecture, "nvJitLink's log from the cache");
+        let linked = Arc::new(Linked {
+            kernels: parse_info_log(&info_log),
+            info_log,
+        });
+        cache.insert(key, Ok(linked.clone()));
+        return Ok(linked);
+    }
     let api = library()?;
     let result = api.link(ptx, architecture).map(Arc::new);
+    if let (Ok(linked), Some(directory)) = (&result, &disk) {
+        jit_cache::write(directory, ptx, architecture, &linked.info_log);
+    }
     cache.insert(key, result.clone());
     result
 }
