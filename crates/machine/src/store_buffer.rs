@@ -124,15 +124,10 @@ impl StoreBuffer {
         (value & !pending_mask) | ((word.value >> shift) & pending_mask)
     }
 
-    /// Applies the pending stores to the words of shard `shard` of
-    /// `shards` (split by 4 KiB page), so that threads can apply the
-    /// shards of a set of buffers at once, each buffer after buffer in the
-    /// same order, with the result the same as applying them one by one.
-    pub(crate) fn apply_shard(&self, global: &GlobalMemory, shard: usize, shards: usize) {
+    /// Applies the pending stores to memory, in the order first stored.
+    pub(crate) fn apply(&self, global: &GlobalMemory) {
         for (&address, word) in &self.words {
-            if (address >> 12) as usize % shards == shard {
-                global.merge_word(address, word.value, word.mask);
-            }
+            global.merge_word(address, word.value, word.mask);
         }
     }
 
@@ -177,7 +172,7 @@ mod tests {
     use crate::memory::buffer_base;
 
     fn apply(buffer: &mut StoreBuffer, memory: &GlobalMemory) {
-        buffer.apply_shard(memory, 0, 1);
+        buffer.apply(memory);
         buffer.clear();
     }
 

@@ -9,6 +9,8 @@
 //! line, evicting the least recently used line of its set; Accel-Sim models
 //! both caches the same way.
 
+use crate::timing::shards::{apply_in_shards, ShardOrder};
+
 /// Bytes per sector and per line.
 pub(crate) const SECTOR_BYTES: u64 = 32;
 const SECTORS_PER_LINE: u64 = 4;
@@ -110,17 +112,34 @@ impl SectorCache {
         );
     }
 
+    /// How many shards of sets the fills of a window are split into for
+    /// `threads` host threads: two per thread, so that uneven shards even
+    /// out, and never more than there are sets.
+    pub(crate) fn shards(&self, threads: usize) -> usize {
+        (threads * 2).clamp(1, self.sets)
+    }
+
+    /// The shard of `shards` that `sector`'s set falls in.
+    pub(crate) fn shard_of(&self, sector: u64, shards: usize) -> usize {
+        set_index(sector / SECTORS_PER_LINE, self.sets) / self.sets.div_ceil(shards)
+    }
+
     /// Fills the sectors of `batches`, in order, exactly as `fill` on each
-    /// in turn would, with the sets split among the rayon pool's threads
-    /// when `parallel`: each thread walks every sector and fills those of
-    /// its sets, giving each the LRU clock its place in the order gives it.
-    pub(crate) fn fill_in_order(&mut self, batches: &[&[u64]], parallel: bool) {
+    /// in turn would. With `orders` (each batch's sectors sorted by
+    /// [`SectorCache::shard_of`] into that many shards) the shards' sets
+    /// are filled on the rayon pool's threads at once, each sector with
+    /// the LRU clock its place in the order gives it.
+    pub(crate) fn fill_in_order(
+        &mut self,
+        batches: &[&[u64]],
+        orders: Option<(&[&ShardOrder], usize)>,
+    ) {
         let total: usize = batches.iter().map(|batch| batch.len()).sum();
         if total == 0 {
             return;
         }
         self.allocate();
-        if !parallel {
+        let Some((orders, shards)) = orders else {
             // The sets are far apart in a large cache: asking for the set
             // a few fills ahead overlaps the host's cache misses.
             let sectors = || batches.iter().flat_map(|batch| batch.iter().copied());
@@ -134,33 +153,42 @@ impl SectorCache {
                 self.fill(sector);
             }
             return;
-        }
+        };
         let first_clock = self.clock;
         self.clock += total as u64;
-        let shards = (rayon::current_num_threads() * 2).min(self.sets);
         let sets_per_shard = self.sets.div_ceil(shards);
         let (sets, ways) = (self.sets, self.ways);
         let chunk = sets_per_shard * ways;
-        use rayon::prelude::*;
-        self.tags
-            .par_chunks_mut(chunk)
-            .zip(self.used.par_chunks_mut(chunk))
+        let mut states: Vec<(usize, &mut [u64], &mut [u64])> = self
+            .tags
+            .chunks_mut(chunk)
+            .zip(self.used.chunks_mut(chunk))
             .enumerate()
-            .for_each(|(shard, (tags, used))| {
-                let first_set = shard * sets_per_shard;
-                let mut clock = first_clock;
-                for batch in batches {
-                    for &sector in *batch {
-                        clock += 1;
-                        let set = set_index(sector / SECTORS_PER_LINE, sets);
-                        let local = set.wrapping_sub(first_set);
-                        if local < sets_per_shard {
-                            let ways = local * ways..(local + 1) * ways;
-                            fill_set(&mut tags[ways.clone()], &mut used[ways], sector, clock);
-                        }
-                    }
-                }
-            });
+            .map(|(shard, (tags, used))| (shard * sets_per_shard, tags, used))
+            .collect();
+        let sorted: Vec<(usize, &ShardOrder)> = batches
+            .iter()
+            .zip(orders)
+            .map(|(batch, &order)| {
+                debug_assert!(order.covers(batch.len(), shards), "a batch not sorted");
+                (batch.len(), order)
+            })
+            .collect();
+        apply_in_shards(
+            &mut states,
+            &sorted,
+            |(first_set, tags, used), batch, index, position| {
+                let sector = batches[batch][index];
+                let local = set_index(sector / SECTORS_PER_LINE, sets) - *first_set;
+                let ways = local * ways..(local + 1) * ways;
+                fill_set(
+                    &mut tags[ways.clone()],
+                    &mut used[ways],
+                    sector,
+                    first_clock + position + 1,
+                );
+            },
+        );
     }
 }
 
@@ -286,7 +314,20 @@ mod tests {
             .unwrap();
         let mut parallel = SectorCache::new(16 * 1024, 4);
         parallel.fill(7);
-        pool.install(|| parallel.fill_in_order(&slices, true));
+        // Each batch sorted by shard, as each SM sorts its own.
+        let shards = parallel.shards(3);
+        let orders: Vec<ShardOrder> = batches
+            .iter()
+            .map(|batch| {
+                let mut order = ShardOrder::default();
+                order.sort(batch.len(), shards, |index| {
+                    parallel.shard_of(batch[index], shards)
+                });
+                order
+            })
+            .collect();
+        let orders: Vec<&ShardOrder> = orders.iter().collect();
+        pool.install(|| parallel.fill_in_order(&slices, Some((&orders, shards))));
         assert_eq!(parallel.tags, sequential.tags);
         assert_eq!(parallel.used, sequential.used);
         assert_eq!(parallel.clock, sequential.clock);

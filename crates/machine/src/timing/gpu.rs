@@ -37,9 +37,9 @@ use crate::block::LaunchEnv;
 use crate::error::{ExecError, FaultKind};
 use crate::findings::FindingLog;
 use crate::stats::RunStats;
-use crate::store_buffer::StoreBuffer;
 use crate::timing::cache::SectorCache;
 use crate::timing::operands::instruction_timings;
+use crate::timing::shards::ShardOrder;
 use crate::timing::sm::{Costs, Shared, Sm, NEVER};
 use crate::timing::{LaunchTiming, Occupancy, Timeline};
 use crate::{lowest_fault, PrintLog, RunControl};
@@ -107,7 +107,7 @@ pub(crate) fn run_gpu<'a>(
     pool: &rayon::ThreadPool,
     occupancy: Occupancy,
     block_count: u64,
-    block_at: impl Fn(u64) -> [u32; 3],
+    block_at: impl Fn(u64) -> [u32; 3] + Sync,
     options: crate::RunOptions,
 ) -> GpuOutcome {
     let record_timeline = options.timeline;
@@ -210,6 +210,9 @@ pub(crate) fn run_gpu<'a>(
             next_block += 1;
         }
     }
+    // How finely the window's end splits the L2's sets among host
+    // threads (`shards.rs`).
+    let l2_shards = l2.shards(host_threads);
     let mut window_start = 0u64;
     let mut memory_epoch = 0u64;
     let mut progress_fingerprint = 0u64;
@@ -218,161 +221,184 @@ pub(crate) fn run_gpu<'a>(
     // time summed over host threads: logged at the end, for a reader
     // asking why a launch does not scale with host threads.
     let mut host_time = HostTime::default();
-    loop {
-        if control.stop.load(Ordering::Relaxed) {
-            break;
-        }
-        let active_count = sms.iter().filter(|sm| sm.is_active()).count();
-        if active_count == 0 {
-            break;
-        }
-        let window_end = window_start + window;
-        let shared = view!(&l2, active_count);
-        let window_began = Instant::now();
-        let busy_nanos = AtomicU64::new(0);
-        let run = |sm: &mut Sm<'a>| {
-            let began = Instant::now();
-            let thread = rayon::current_thread_index().unwrap_or(0) % stats_pool.len();
-            let mut stats = stats_pool[thread]
-                .0
-                .lock()
-                .unwrap_or_else(|error| error.into_inner());
-            sm.run_until(&shared, &mut stats, window_end);
-            busy_nanos.fetch_add(began.elapsed().as_nanos() as u64, Ordering::Relaxed);
-        };
-        if parallel {
-            pool.install(|| sms.par_iter_mut().filter(|sm| sm.is_active()).for_each(run));
-        } else if let Some(weak) = env.weak_memory.filter(|weak| weak.scheduling_noise()) {
-            // The SMs take their turns in a random order.
-            let mut order: Vec<usize> = (0..sms.len()).filter(|&i| sms[i].is_active()).collect();
-            for end in (1..order.len()).rev() {
-                let other = weak.choose(end as u32 + 1) as usize;
-                order.swap(end, other);
-            }
-            for index in order {
-                run(&mut sms[index]);
-            }
-        } else {
-            sms.iter_mut().filter(|sm| sm.is_active()).for_each(run);
-        }
-        let window_ran = Instant::now();
-        host_time.windows += 1;
-        host_time.running += window_ran - window_began;
-        host_time.sm_busy += Duration::from_nanos(busy_nanos.into_inner());
-        // The window's end, in SM order.
-        apply_stores(&mut sms, env, pool, parallel);
-        {
-            let batches: Vec<&[u64]> = sms.iter().map(|sm| sm.l2_accesses.as_slice()).collect();
-            // One host thread needs no pool (whose hand-over costs a
-            // thread switch per window).
-            if parallel {
-                pool.install(|| l2.fill_in_order(&batches, true));
-            } else {
-                l2.fill_in_order(&batches, false);
-            }
-        }
-        let mut freed: Vec<(u64, u32, usize)> = Vec::new();
-        for sm in sms.iter_mut() {
-            sm.end_window();
-            stopping |= outcome.collect(sm, control) && !control.keep_going;
-            for (slot, cycle) in sm.freed.drain(..) {
-                freed.push((cycle, sm.index, slot));
-            }
-        }
-        control.cycles.store(window_end, Ordering::Relaxed);
-        control
-            .warp_instructions
-            .store(sms.iter().map(|sm| sm.issued).sum(), Ordering::Relaxed);
-        // Livelocks: a block whose state repeats with no memory changing.
-        let fingerprint = sms
-            .iter_mut()
-            .flat_map(|sm| {
-                sm.resident_runners()
-                    .map(|(linear, runner)| runner.progress_mark().wrapping_mul(linear + 1))
-                    .collect::<Vec<_>>()
-            })
-            .fold(freed.len() as u64, u64::wrapping_add);
-        if fingerprint != progress_fingerprint {
-            memory_epoch += 1;
-            progress_fingerprint = fingerprint;
-        }
-        let livelock_window = config.barriers.livelock_window;
-        let mut spinning: Vec<(u32, u64)> = Vec::new();
-        let mut resident_blocks = 0usize;
-        for sm in sms.iter_mut() {
-            let sm_index = sm.index;
-            for (linear, runner) in sm.resident_runners() {
-                resident_blocks += 1;
-                if runner.spinning(memory_epoch) {
-                    spinning.push((sm_index, linear));
-                }
-            }
-        }
-        let across_blocks = program.communicates_across_blocks;
-        let stuck: Vec<(u32, u64)> = if !across_blocks {
-            // Blocks that cannot see each other: a spinning block is stuck
-            // on its own.
-            spinning
-        } else if !spinning.is_empty() && spinning.len() == resident_blocks {
-            // No resident block can end its loop: each is stuck, waiting
-            // for a block that is not resident, or for one that is stuck too.
-            spinning
-        } else {
-            Vec::new()
-        };
-        if !stuck.is_empty() {
-            let not_resident =
-                (across_blocks && next_block < block_count).then(|| block_at(next_block));
-            let shared = view!(&l2, 1);
-            for (sm_index, linear) in stuck {
-                let sm = &mut sms[sm_index as usize];
-                let Some(mut error) = sm
-                    .resident_runners()
-                    .find(|(resident, _)| *resident == linear)
-                    .map(|(_, runner)| runner.livelock_error(livelock_window))
-                else {
-                    continue;
-                };
-                if let FaultKind::Livelock {
-                    not_resident: waiting,
-                    ..
-                } = &mut error.kind
-                {
-                    *waiting = not_resident;
-                }
-                sm.evict(&shared, linear, Box::new(error));
-                outcome.collect(sm, control);
-                sm.freed.clear();
-            }
-            // A stuck launch ends: nothing can make those blocks move.
-            stopping |= across_blocks || !control.keep_going;
-        }
-        if stopping {
-            break;
-        }
-        // The freed slots take the next blocks, earliest freed first.
-        freed.sort_unstable();
-        for (cycle, sm_index, slot) in freed {
-            if next_block >= block_count {
+    // With several host threads the whole loop runs on the pool, so that
+    // each window's parallel parts are split among threads already awake
+    // rather than handed over from outside the pool (a thread switch and
+    // a wake-up of every worker, twice a window).
+    let mut window_loop = || {
+        loop {
+            if control.stop.load(Ordering::Relaxed) {
                 break;
             }
-            let start = (cycle + launch_latency).max(window_end) + start_jitter();
-            sms[sm_index as usize].launch(env, slot, next_block, block_at(next_block), start);
-            next_block += 1;
+            let active_count = sms.iter().filter(|sm| sm.is_active()).count();
+            if active_count == 0 {
+                break;
+            }
+            let window_end = window_start + window;
+            let shared = view!(&l2, active_count);
+            let window_began = Instant::now();
+            let busy_nanos = AtomicU64::new(0);
+            let run = |sm: &mut Sm<'a>| {
+                let began = Instant::now();
+                let thread = rayon::current_thread_index().unwrap_or(0) % stats_pool.len();
+                let mut stats = stats_pool[thread]
+                    .0
+                    .lock()
+                    .unwrap_or_else(|error| error.into_inner());
+                sm.run_until(&shared, &mut stats, window_end);
+                if parallel {
+                    sm.sort_l2_accesses(shared.l2, l2_shards);
+                }
+                busy_nanos.fetch_add(began.elapsed().as_nanos() as u64, Ordering::Relaxed);
+            };
+            if parallel {
+                pool.install(|| sms.par_iter_mut().filter(|sm| sm.is_active()).for_each(run));
+            } else if let Some(weak) = env.weak_memory.filter(|weak| weak.scheduling_noise()) {
+                // The SMs take their turns in a random order.
+                let mut order: Vec<usize> =
+                    (0..sms.len()).filter(|&i| sms[i].is_active()).collect();
+                for end in (1..order.len()).rev() {
+                    let other = weak.choose(end as u32 + 1) as usize;
+                    order.swap(end, other);
+                }
+                for index in order {
+                    run(&mut sms[index]);
+                }
+            } else {
+                sms.iter_mut().filter(|sm| sm.is_active()).for_each(run);
+            }
+            let window_ran = Instant::now();
+            host_time.windows += 1;
+            host_time.running += window_ran - window_began;
+            host_time.sm_busy += Duration::from_nanos(busy_nanos.into_inner());
+            // The window's end, in SM order.
+            apply_stores(&mut sms, env);
+            {
+                let total: usize = sms.iter().map(|sm| sm.l2_accesses.len()).sum();
+                let sharded = parallel && total >= PARALLEL_FILLS;
+                if sharded {
+                    // Each SM sorted its accesses at the end of its part of
+                    // the window; an SM that did not run has none to sort.
+                    for sm in sms.iter_mut() {
+                        sm.sort_l2_accesses(&l2, l2_shards);
+                    }
+                }
+                let batches: Vec<&[u64]> = sms.iter().map(|sm| sm.l2_accesses.as_slice()).collect();
+                if sharded {
+                    let orders: Vec<&ShardOrder> = sms.iter().map(|sm| sm.l2_order()).collect();
+                    l2.fill_in_order(&batches, Some((&orders, l2_shards)));
+                } else {
+                    l2.fill_in_order(&batches, None);
+                }
+            }
+            let mut freed: Vec<(u64, u32, usize)> = Vec::new();
+            for sm in sms.iter_mut() {
+                sm.end_window();
+                stopping |= outcome.collect(sm, control) && !control.keep_going;
+                for (slot, cycle) in sm.freed.drain(..) {
+                    freed.push((cycle, sm.index, slot));
+                }
+            }
+            control.cycles.store(window_end, Ordering::Relaxed);
+            control
+                .warp_instructions
+                .store(sms.iter().map(|sm| sm.issued).sum(), Ordering::Relaxed);
+            // Livelocks: a block whose state repeats with no memory changing.
+            let fingerprint = sms
+                .iter_mut()
+                .flat_map(|sm| {
+                    sm.resident_runners()
+                        .map(|(linear, runner)| runner.progress_mark().wrapping_mul(linear + 1))
+                        .collect::<Vec<_>>()
+                })
+                .fold(freed.len() as u64, u64::wrapping_add);
+            if fingerprint != progress_fingerprint {
+                memory_epoch += 1;
+                progress_fingerprint = fingerprint;
+            }
+            let livelock_window = config.barriers.livelock_window;
+            let mut spinning: Vec<(u32, u64)> = Vec::new();
+            let mut resident_blocks = 0usize;
+            for sm in sms.iter_mut() {
+                let sm_index = sm.index;
+                for (linear, runner) in sm.resident_runners() {
+                    resident_blocks += 1;
+                    if runner.spinning(memory_epoch) {
+                        spinning.push((sm_index, linear));
+                    }
+                }
+            }
+            let across_blocks = program.communicates_across_blocks;
+            let stuck: Vec<(u32, u64)> = if !across_blocks {
+                // Blocks that cannot see each other: a spinning block is stuck
+                // on its own.
+                spinning
+            } else if !spinning.is_empty() && spinning.len() == resident_blocks {
+                // No resident block can end its loop: each is stuck, waiting
+                // for a block that is not resident, or for one that is stuck too.
+                spinning
+            } else {
+                Vec::new()
+            };
+            if !stuck.is_empty() {
+                let not_resident =
+                    (across_blocks && next_block < block_count).then(|| block_at(next_block));
+                let shared = view!(&l2, 1);
+                for (sm_index, linear) in stuck {
+                    let sm = &mut sms[sm_index as usize];
+                    let Some(mut error) = sm
+                        .resident_runners()
+                        .find(|(resident, _)| *resident == linear)
+                        .map(|(_, runner)| runner.livelock_error(livelock_window))
+                    else {
+                        continue;
+                    };
+                    if let FaultKind::Livelock {
+                        not_resident: waiting,
+                        ..
+                    } = &mut error.kind
+                    {
+                        *waiting = not_resident;
+                    }
+                    sm.evict(&shared, linear, Box::new(error));
+                    outcome.collect(sm, control);
+                    sm.freed.clear();
+                }
+                // A stuck launch ends: nothing can make those blocks move.
+                stopping |= across_blocks || !control.keep_going;
+            }
+            if stopping {
+                break;
+            }
+            // The freed slots take the next blocks, earliest freed first.
+            freed.sort_unstable();
+            for (cycle, sm_index, slot) in freed {
+                if next_block >= block_count {
+                    break;
+                }
+                let start = (cycle + launch_latency).max(window_end) + start_jitter();
+                sms[sm_index as usize].launch(env, slot, next_block, block_at(next_block), start);
+                next_block += 1;
+            }
+            // Skip windows in which no SM has anything to do.
+            let next_cycle = sms
+                .iter()
+                .filter(|sm| sm.is_active())
+                .map(|sm| sm.cycle)
+                .min()
+                .unwrap_or(NEVER);
+            window_start = if next_cycle == NEVER {
+                window_end
+            } else {
+                window_end.max(next_cycle)
+            };
+            host_time.window_ends += window_ran.elapsed();
         }
-        // Skip windows in which no SM has anything to do.
-        let next_cycle = sms
-            .iter()
-            .filter(|sm| sm.is_active())
-            .map(|sm| sm.cycle)
-            .min()
-            .unwrap_or(NEVER);
-        window_start = if next_cycle == NEVER {
-            window_end
-        } else {
-            window_end.max(next_cycle)
-        };
-        host_time.window_ends += window_ran.elapsed();
+    };
+    if parallel {
+        pool.install(window_loop);
+    } else {
+        window_loop();
     }
     tracing::debug!(
         windows = host_time.windows,
@@ -384,7 +410,7 @@ pub(crate) fn run_gpu<'a>(
         "host time of the window loop"
     );
     // A launch that stopped early leaves no store behind.
-    apply_stores(&mut sms, env, pool, parallel);
+    apply_stores(&mut sms, env);
     for stats in stats_pool {
         outcome.stats.merge(
             &stats
@@ -444,34 +470,19 @@ pub(crate) fn run_gpu<'a>(
     outcome
 }
 
+/// Below this many fills, one host thread fills the L2 faster than the
+/// pool's threads.
+const PARALLEL_FILLS: usize = 1024;
+
 /// Applies the SMs' weak global stores of the window to memory, in SM
-/// order (`Sm::stores`), split by page among the pool's threads when
-/// `parallel`: each thread applies its pages' words, buffer after buffer
-/// in that order, so a word two blocks stored ends up the same on any host.
-fn apply_stores(sms: &mut [Sm<'_>], env: &LaunchEnv<'_>, pool: &rayon::ThreadPool, parallel: bool) {
-    let buffers: Vec<&StoreBuffer> = sms
-        .iter()
-        .flat_map(|sm| sm.stores())
-        .filter(|stores| !stores.is_empty())
-        .collect();
-    if buffers.is_empty() {
-        // Nothing stored, nothing to forget.
-        return;
-    }
-    let shards = if parallel {
-        pool.current_num_threads() * 2
-    } else {
-        1
-    };
-    let apply_shard = |shard: usize| {
-        for stores in &buffers {
-            stores.apply_shard(env.global, shard, shards);
-        }
-    };
-    if shards > 1 {
-        pool.install(|| (0..shards).into_par_iter().for_each(apply_shard));
-    } else {
-        apply_shard(0);
+/// order (`Sm::stores`), so a word two blocks stored ends up the same on
+/// any host. One host thread does it: a window's stores are a few
+/// thousand words (DRAM's bandwidth bounds them), and split among threads
+/// by page they took twice as long on the 16-core GPU host, each thread
+/// pulling every SM's buffers from the cores that wrote them.
+fn apply_stores(sms: &mut [Sm<'_>], env: &LaunchEnv<'_>) {
+    for stores in sms.iter().flat_map(|sm| sm.stores()) {
+        stores.apply(env.global);
     }
     for sm in sms.iter_mut() {
         sm.clear_stores();

@@ -11,6 +11,7 @@ pub(crate) mod cache;
 pub(crate) mod gpu;
 pub mod occupancy;
 pub(crate) mod operands;
+mod shards;
 pub(crate) mod sm;
 
 pub use occupancy::{occupancy, BlockResources, DoesNotFit, Occupancy, OccupancyLimit};

@@ -53,6 +53,7 @@ use crate::stats::{RunStats, StallReason};
 use crate::store_buffer::StoreBuffer;
 use crate::timing::cache::SectorCache;
 use crate::timing::operands::{InstructionTiming, MemoryPipe, Pipe, TensorRate};
+use crate::timing::shards::ShardOrder;
 use crate::timing::{BlockSpan, WarpSpan};
 
 /// A cycle no event will ever reach.
@@ -394,9 +395,9 @@ const TRY_WAIT_RETRY_CYCLES: u32 = 200;
 #[repr(align(128))]
 struct ResidentBlock<'a> {
     linear: u64,
-    /// The block's index, until the runner has been set up to run it (in
-    /// the window's parallel part, not in the serial one that places it).
-    pending_setup: Option<[u32; 3]>,
+    /// What setting the block up needs, until it has been (in the
+    /// window's parallel part, not in the serial one that places it).
+    pending_setup: Option<PendingSetup>,
     /// Boxed: a runner is large (its arrays are inline), and the SM keeps a
     /// slot for every block it could hold, resident or not.
     runner: Box<BlockRunner<'a>>,
@@ -406,6 +407,14 @@ struct ResidentBlock<'a> {
     blocked_warps: u32,
     /// When the barrier unit has counted the arrivals so far.
     barrier_counted: u64,
+}
+
+/// A block placed on the SM and not yet set up.
+struct PendingSetup {
+    block_index: [u32; 3],
+    /// Per warp, how much later than the block it starts (the explore
+    /// model's jitter; empty without it).
+    jitters: Vec<u64>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -465,6 +474,8 @@ pub(crate) struct Sm<'a> {
     /// arrive, and every L2 access in order (applied at the window's end).
     window_sectors: HashMap<u64, u64>,
     pub l2_accesses: Vec<u64>,
+    /// `l2_accesses` sorted by shard of the L2's sets (`sort_l2_accesses`).
+    l2_order: ShardOrder,
     dram_free: f64,
     /// When the SM's requests to the L2 so far have gone through.
     l2_free: f64,
@@ -511,6 +522,7 @@ impl<'a> Sm<'a> {
             l1: SectorCache::new(u64::from(config.l1_bytes), config.l1_ways),
             window_sectors: HashMap::new(),
             l2_accesses: Vec::new(),
+            l2_order: ShardOrder::default(),
             dram_free: 0.0,
             l2_free: 0.0,
             departures: Vec::new(),
@@ -555,35 +567,24 @@ impl<'a> Sm<'a> {
             .spare
             .pop()
             .unwrap_or_else(|| Box::new(BlockRunner::new(env)));
-        let registers = (env.program.value_regs + env.program.pred_regs) as usize;
         let warp_count = env.warps_per_block();
         let first_warp_slot = slot * warp_count;
-        // The warp timings of a block that left lend their allocations.
-        let mut spare = self.spare_warps.pop().unwrap_or_default();
-        let mut old = spare.drain(..);
-        let mut warps = Vec::with_capacity(warp_count);
+        // The explore model starts the warps of a block at jittered times
+        // too, so that they run in either order: drawn here, in launch
+        // order, as the random stream must be the same on every host.
+        let jitters = match env.weak_memory.filter(|_| warp_count > 1) {
+            Some(weak) => (0..warp_count).map(|_| weak.start_jitter()).collect(),
+            None => Vec::new(),
+        };
+        // The sub-partitions list their warps oldest first, so the warps
+        // join them here, in launch order; their timings are made when
+        // the block is set up.
         for warp in 0..warp_count {
-            let sub_partition = ((first_warp_slot + warp) % self.sub_partitions.len()) as u8;
-            let (ready, producer) = old
-                .next()
-                .map(|timing| (timing.ready, timing.producer))
-                .unwrap_or_default();
-            let mut timing = WarpTiming::fresh(ready, producer, registers, sub_partition, start);
-            // The explore model starts the warps of a block at jittered
-            // times too, so that they run in either order.
-            if let Some(weak) = env.weak_memory.filter(|_| warp_count > 1) {
-                timing.earliest += weak.start_jitter();
-            }
-            warps.push(timing);
-        }
-        drop(old);
-        for (warp, timing) in warps.iter().enumerate() {
-            self.sub_partitions[timing.sub_partition as usize]
-                .warps
-                .push(WarpRef {
-                    slot: slot as u16,
-                    warp: warp as u16,
-                });
+            let sub_partition = (first_warp_slot + warp) % self.sub_partitions.len();
+            self.sub_partitions[sub_partition].warps.push(WarpRef {
+                slot: slot as u16,
+                warp: warp as u16,
+            });
         }
         self.setups_pending = true;
         for sub in &mut self.sub_partitions {
@@ -595,9 +596,12 @@ impl<'a> Sm<'a> {
         self.first_active = self.first_active.min(start);
         self.slots[slot] = Some(ResidentBlock {
             linear,
-            pending_setup: Some(block_index),
+            pending_setup: Some(PendingSetup {
+                block_index,
+                jitters,
+            }),
             runner,
-            warps,
+            warps: Vec::new(),
             start,
             live_warps: warp_count as u32,
             blocked_warps: 0,
@@ -645,7 +649,7 @@ impl<'a> Sm<'a> {
         end: u64,
     ) {
         if self.setups_pending {
-            self.set_up_blocks(stats);
+            self.set_up_blocks(shared.env, stats);
         }
         while self.cycle < end && self.is_active() {
             let cycle = self.cycle;
@@ -685,14 +689,36 @@ impl<'a> Sm<'a> {
 
     /// Sets up the runners of the blocks placed since the SM last ran.
     #[cold]
-    fn set_up_blocks(&mut self, stats: &mut RunStats) {
+    fn set_up_blocks(&mut self, env: &LaunchEnv<'a>, stats: &mut RunStats) {
         self.setups_pending = false;
-        for block in self.slots.iter_mut().flatten() {
-            if let Some(block_index) = block.pending_setup.take() {
-                block.runner.swap_stats(stats);
-                block.runner.start_block(block_index);
-                block.runner.swap_stats(stats);
+        let registers = (env.program.value_regs + env.program.pred_regs) as usize;
+        let warp_count = env.warps_per_block();
+        let sub_partitions = self.sub_partitions.len();
+        for (slot, block) in self.slots.iter_mut().enumerate() {
+            let Some(block) = block else {
+                continue;
+            };
+            let Some(setup) = block.pending_setup.take() else {
+                continue;
+            };
+            // The warp timings of a block that left lend their allocations.
+            let mut spare = self.spare_warps.pop().unwrap_or_default();
+            let mut old = spare.drain(..);
+            block.warps.reserve(warp_count);
+            for warp in 0..warp_count {
+                let sub_partition = ((slot * warp_count + warp) % sub_partitions) as u8;
+                let (ready, producer) = old
+                    .next()
+                    .map(|timing| (timing.ready, timing.producer))
+                    .unwrap_or_default();
+                let mut timing =
+                    WarpTiming::fresh(ready, producer, registers, sub_partition, block.start);
+                timing.earliest += setup.jitters.get(warp).copied().unwrap_or(0);
+                block.warps.push(timing);
             }
+            block.runner.swap_stats(stats);
+            block.runner.start_block(setup.block_index);
+            block.runner.swap_stats(stats);
         }
     }
 
@@ -1237,6 +1263,7 @@ impl<'a> Sm<'a> {
     pub(crate) fn end_window(&mut self) {
         self.window_sectors.clear();
         self.l2_accesses.clear();
+        self.l2_order.clear();
     }
 
     /// Wakes the blocked warps of the block in `slot` `delay` cycles after `cycle`.
@@ -1387,6 +1414,24 @@ impl<'a> Sm<'a> {
                 .flatten()
                 .map(|block| block.runner.stores()),
         )
+    }
+
+    /// Sorts the window's L2 accesses into `shards` shards of `l2`'s sets,
+    /// so that the window's end can fill them on several host threads
+    /// (`shards.rs`); run at the end of the SM's part of a window, in
+    /// parallel with the other SMs'. Nothing to do when they are sorted so.
+    pub(crate) fn sort_l2_accesses(&mut self, l2: &SectorCache, shards: usize) {
+        let accesses = &self.l2_accesses;
+        if !self.l2_order.covers(accesses.len(), shards) {
+            self.l2_order.sort(accesses.len(), shards, |index| {
+                l2.shard_of(accesses[index], shards)
+            });
+        }
+    }
+
+    /// The window's L2 accesses, sorted by `sort_l2_accesses`.
+    pub(crate) fn l2_order(&self) -> &ShardOrder {
+        &self.l2_order
     }
 
     /// Forgets the window's weak global stores, once applied.
