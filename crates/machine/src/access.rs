@@ -1081,6 +1081,21 @@ pub(crate) fn atomic(
             continue;
         }
         let (address, target) = lane_target(env, &warp.values, addr, lane, space, size)?;
+        // What the global race checker sees of the lane's atomic.
+        let observe_atomic = |races: &mut crate::global_races::GlobalRaces, accessor| {
+            races.observe(
+                accessor,
+                crate::global_races::GlobalAccess {
+                    address,
+                    len: size,
+                    reads: true,
+                    writes: true,
+                    ordering: AccessOrdering::of_atomic(order),
+                    atomic: true,
+                    value: None,
+                },
+            )
+        };
         let operand = warp.values[a as usize * WARP_SIZE + lane] & mask;
         let swap = b.map_or(0, |b| warp.values[b as usize * WARP_SIZE + lane] & mask);
         let update = |old| atomic_update(op, ty, old, operand, swap) & mask;
@@ -1095,6 +1110,21 @@ pub(crate) fn atomic(
                 write_bytes(&mut state.shared, offset as usize, size, new);
                 (old, new)
             }
+            Target::Global(address) if dst.is_none() && env.weak_memory.is_none() => {
+                // A reduction: nothing sees its old value, so it waits in
+                // the block's store buffer with the stores
+                // (`store_buffer.rs`), and counts as progress as a store does.
+                push_sectors(&mut state.sectors, address, size);
+                state
+                    .stores
+                    .reduce(env.global, address, size, op, ty, operand)
+                    .map_err(|_| out_of_bounds())?;
+                if let Some(races) = global_races.as_mut() {
+                    observe_atomic(races, global_accessor(env, state, warp, lane, pc));
+                }
+                // Its old value is not known yet: (0, 1) counts it as a change.
+                (0, 1)
+            }
             Target::Global(address) => {
                 push_sectors(&mut state.sectors, address, size);
                 let (old, new) = env
@@ -1102,20 +1132,7 @@ pub(crate) fn atomic(
                     .atomic(address, size, update)
                     .map_err(|_| out_of_bounds())?;
                 if let Some(races) = global_races.as_mut() {
-                    let accessor = global_accessor(env, state, warp, lane, pc);
-                    let ordering = AccessOrdering::of_atomic(order);
-                    races.observe(
-                        accessor,
-                        crate::global_races::GlobalAccess {
-                            address,
-                            len: size,
-                            reads: true,
-                            writes: true,
-                            ordering,
-                            atomic: true,
-                            value: None,
-                        },
-                    );
+                    observe_atomic(races, global_accessor(env, state, warp, lane, pc));
                 }
                 if let Some(weak) = env.weak_memory {
                     let thread = global_thread(env, state, warp, lane);

@@ -360,6 +360,13 @@ impl GlobalMemory {
         self.locate(address, size).map(|_| ())
     }
 
+    /// The 8-byte word at `address` (8-aligned, in a buffer: checked when
+    /// the bytes were stored; 0 outside every buffer).
+    pub(crate) fn read_word(&self, address: u64) -> u64 {
+        self.locate(address, 1)
+            .map_or(0, |(word, _)| word.load(Ordering::Relaxed))
+    }
+
     /// Replaces the bits of `mask` in the word at `address` (8-aligned,
     /// in a buffer: checked when the bytes were stored) with those of `value`.
     pub(crate) fn merge_word(&self, address: u64, value: u64, mask: u64) {

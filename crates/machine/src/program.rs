@@ -55,10 +55,12 @@ pub struct Program {
     /// gives each an address ([`crate::Launch::global_variable_addresses`]).
     pub global_variables: Vec<GlobalVariable>,
     /// Whether blocks may communicate through global memory: the kernel has
-    /// global or generic atomics, or strong (`.volatile`, `.relaxed`,
-    /// `.acquire`, `.release`) global or generic accesses. Such kernels run
-    /// their blocks one after another in block order, so their results do not
-    /// depend on the number of host threads.
+    /// global or generic atomics that return a value, or strong
+    /// (`.volatile`, `.relaxed`, `.acquire`, `.release`) global or generic
+    /// accesses. Such kernels run their SMs one after another in SM order
+    /// within each time window, so their results do not depend on the
+    /// number of host threads. (Reductions return nothing: they wait in
+    /// the blocks' store buffers until the window ends.)
     pub communicates_across_blocks: bool,
     /// The block barriers that the static uniformity analysis finds
     /// reachable by control flow that can differ between the threads of a
@@ -991,12 +993,26 @@ struct Lowerer<'a> {
     /// The hidden register of the threads' carry flag (CC.CF), made for
     /// the first extended-precision instruction.
     carry_flag: Option<ValueReg>,
+    /// For each IR register: whether an instruction reads it.
+    read: Vec<bool>,
+}
+
+/// For each register of `kernel`: whether an instruction reads it.
+fn read_registers(kernel: &Kernel) -> Vec<bool> {
+    let mut read = vec![false; kernel.regs.len()];
+    for instr in &kernel.instrs {
+        for reg in ir::merge::read_registers(instr) {
+            read[reg.index()] = true;
+        }
+    }
+    read
 }
 
 impl Program {
     /// Lowers `kernel` of `module` (which must have passed the verifier).
     pub fn lower(module: &Module, kernel: ir::KernelId) -> Result<Program, LowerError> {
         let kernel = &module.kernels[kernel.index()];
+        let read = read_registers(kernel);
         let mut lowerer = Lowerer {
             module,
             kernel,
@@ -1009,6 +1025,7 @@ impl Program {
             global_variable_of: std::collections::HashMap::new(),
             loc: kernel.loc,
             carry_flag: None,
+            read,
         };
         let mut pred_regs = 0;
         for reg in &kernel.regs {
@@ -1090,16 +1107,39 @@ impl Program {
             communicates_across_blocks: kernel
                 .instrs
                 .iter()
-                .any(|instr| communicates_across_blocks(&instr.op)),
+                .any(|instr| communicates_across_blocks(&instr.op, &lowerer.read)),
             divergent_barriers: ir::uniformity::divergent_barriers(kernel),
         })
     }
 }
 
-/// Whether an instruction can pass information between blocks.
-fn communicates_across_blocks(op: &Op) -> bool {
+/// Whether `op` is a global atomic that ptxas makes a reduction (`RED`):
+/// one whose old value no instruction reads (`read` says which registers
+/// the kernel reads), of an operation `red` has (not an exchange or a
+/// compare-and-swap).
+fn is_reduction(op: &Op, read: &[bool]) -> bool {
+    match op {
+        Op::Atom {
+            space: StateSpace::Global | StateSpace::Generic,
+            op,
+            dst: Some(dst),
+            ..
+        } => !read[dst.index()] && !matches!(op, AtomOp::Exch | AtomOp::Cas),
+        _ => false,
+    }
+}
+
+/// Whether an instruction can pass information between blocks; `read`
+/// says which registers the kernel reads.
+fn communicates_across_blocks(op: &Op, read: &[bool]) -> bool {
     let global = |space: &StateSpace| matches!(space, StateSpace::Global | StateSpace::Generic);
     match op {
+        // A reduction returns nothing (nor does an atomic whose result no
+        // instruction reads, which ptxas makes a `RED`), so no thread
+        // learns from it what another block did: `store_buffer.rs` applies
+        // them at the windows' ends.
+        Op::Atom { dst: None, .. } => false,
+        Op::Atom { .. } if is_reduction(op, read) => false,
         Op::Atom { space, .. } => global(space),
         Op::Load { space, order, .. } | Op::Store { space, order, .. } => {
             global(space) && *order != ir::MemoryOrder::Weak
@@ -2189,7 +2229,7 @@ impl Lowerer<'_> {
                     addr: self.address(addr)?,
                 }
             }
-            Op::Atom {
+            atom @ Op::Atom {
                 space,
                 order,
                 op,
@@ -2204,7 +2244,11 @@ impl Lowerer<'_> {
                 op: *op,
                 ty: Self::number_type(*ty),
                 size: ty.size_bytes() as u8,
-                dst: dst.map(|reg| self.dst(reg)),
+                // A reduction in all but name writes no register, as ptxas
+                // makes it.
+                dst: dst
+                    .filter(|_| !is_reduction(atom, &self.read))
+                    .map(|reg| self.dst(reg)),
                 addr: self.address(addr)?,
                 a: self.value(a)?,
                 b: self.optional_value(b)?,

@@ -18,12 +18,30 @@
 //! communicate through atomics or strong accesses
 //! (`Program::communicates_across_blocks`) run their SMs one after another
 //! instead, and their stores go straight to memory.
+//!
+//! Reductions (`red`, an `atom` whose old value goes nowhere) wait here
+//! too: no thread can see what they return, so a kernel whose only
+//! traffic between blocks is reductions (a histogram, a sum of per-block
+//! partial sums) does not communicate in that sense, and its SMs run side
+//! by side. At the window's end a buffer applies its reductions, in the
+//! order issued, then its stores; the block's own threads see their
+//! pending reductions at once. A reduction to bytes the block has a
+//! pending store to is folded into that store, so the block's program
+//! order holds. Deviation: a plain store and a reduction by different
+//! blocks of one SM to one word in one window are applied reductions
+//! first; they race on hardware, where either order can happen. Applied
+//! in SM order and issue order, reductions land in the order the SMs
+//! taking turns gave them, so sums of floats round the same way.
 
+use std::collections::HashSet;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use indexmap::IndexMap;
+use warpsim_ir::AtomOp;
 
+use crate::access::atomic_update;
 use crate::memory::{size_mask, GlobalMemory, OutOfBounds};
+use crate::program::NumberType;
 
 /// The bytes of one 8-byte word a block has stored and not yet applied.
 #[derive(Clone, Copy, Debug)]
@@ -45,6 +63,31 @@ pub(crate) struct StoreBuffer {
     /// Pending words by address, in the order first stored (the order
     /// they are applied in, so applying them is the same on every host).
     words: IndexMap<u64, PendingWord, BuildHasherDefault<WordHasher>>,
+    /// Pending reductions, in the order issued.
+    reductions: Vec<PendingReduction>,
+    /// The words (addresses / 8 * 8) with a pending reduction.
+    reduced_words: HashSet<u64, BuildHasherDefault<WordHasher>>,
+}
+
+/// A reduction a block issued and has not yet applied.
+#[derive(Clone, Copy, Debug)]
+struct PendingReduction {
+    address: u64,
+    size: u32,
+    op: AtomOp,
+    ty: NumberType,
+    operand: u64,
+}
+
+impl PendingReduction {
+    /// Applies the reduction to `word`, the 8-byte word holding it.
+    fn apply_to_word(&self, word: u64) -> u64 {
+        let shift = (self.address % 8) * 8;
+        let mask = size_mask(self.size);
+        let old = (word >> shift) & mask;
+        let new = atomic_update(self.op, self.ty, old, self.operand, 0) & mask;
+        (word & !(mask << shift)) | new << shift
+    }
 }
 
 impl StoreBuffer {
@@ -98,8 +141,53 @@ impl StoreBuffer {
         Ok(())
     }
 
-    /// `size` bytes at `address` as the block sees them: memory, overlaid
-    /// with the block's own pending stores.
+    /// Reduces `size` bytes at `address` by `op` with `operand`: into the
+    /// buffer (folded into a pending store to those bytes, if any), or in
+    /// memory when not buffering. Out-of-bounds reductions fail either way.
+    pub(crate) fn reduce(
+        &mut self,
+        global: &GlobalMemory,
+        address: u64,
+        size: u32,
+        op: AtomOp,
+        ty: NumberType,
+        operand: u64,
+    ) -> Result<(), OutOfBounds> {
+        let reduction = PendingReduction {
+            address,
+            size,
+            op,
+            ty,
+            operand,
+        };
+        if !self.buffering {
+            return global
+                .atomic(address, size, |old| {
+                    atomic_update(op, ty, old, operand, 0) & size_mask(size)
+                })
+                .map(|_| ());
+        }
+        global.check(address, size)?;
+        let word_address = address & !7;
+        let bytes = size_mask(size) << ((address % 8) * 8);
+        if let Some(word) = self
+            .words
+            .get(&word_address)
+            .filter(|word| word.mask & bytes != 0)
+        {
+            // After a store to those bytes: the store takes the reduction in.
+            let folded = reduction.apply_to_word(self.word_as_seen(global, word_address, word));
+            let shift = (address % 8) * 8;
+            return self.write(global, address, size, (folded >> shift) & size_mask(size));
+        }
+        self.reductions.push(reduction);
+        self.reduced_words.insert(word_address);
+        self.stored_buffers |= Self::buffer_bit(address);
+        Ok(())
+    }
+
+    /// `size` bytes at `address` as the block sees them: memory, after the
+    /// block's own pending reductions and overlaid with its pending stores.
     #[inline]
     pub(crate) fn read(
         &self,
@@ -111,35 +199,67 @@ impl StoreBuffer {
         if self.stored_buffers & Self::buffer_bit(address) == 0 {
             return Ok(value);
         }
-        Ok(self.overlay(address, size, value))
+        Ok(self.overlay(global, address, size, value))
     }
 
     #[cold]
-    fn overlay(&self, address: u64, size: u32, value: u64) -> u64 {
-        let Some(word) = self.words.get(&(address & !7)) else {
+    fn overlay(&self, global: &GlobalMemory, address: u64, size: u32, value: u64) -> u64 {
+        let word_address = address & !7;
+        let shift = (address % 8) * 8;
+        if self.reduced_words.contains(&word_address) {
+            let pending = self
+                .words
+                .get(&word_address)
+                .copied()
+                .unwrap_or(PendingWord { value: 0, mask: 0 });
+            return (self.word_as_seen(global, word_address, &pending) >> shift) & size_mask(size);
+        }
+        let Some(word) = self.words.get(&word_address) else {
             return value;
         };
-        let shift = (address % 8) * 8;
         let pending_mask = (word.mask >> shift) & size_mask(size);
         (value & !pending_mask) | ((word.value >> shift) & pending_mask)
     }
 
-    /// Applies the pending stores to memory, in the order first stored.
+    /// The word at `word_address` as the block sees it: memory, after the
+    /// block's pending reductions to it in order, overlaid with `pending`,
+    /// its pending stores to it.
+    fn word_as_seen(&self, global: &GlobalMemory, word_address: u64, pending: &PendingWord) -> u64 {
+        let mut word = global.read_word(word_address);
+        if self.reduced_words.contains(&word_address) {
+            for reduction in &self.reductions {
+                if reduction.address & !7 == word_address {
+                    word = reduction.apply_to_word(word);
+                }
+            }
+        }
+        (word & !pending.mask) | (pending.value & pending.mask)
+    }
+
+    /// Applies the pending reductions, in the order issued, then the
+    /// pending stores, in the order first stored, to memory.
     pub(crate) fn apply(&self, global: &GlobalMemory) {
+        for reduction in &self.reductions {
+            let _ = global.atomic(reduction.address, reduction.size, |old| {
+                atomic_update(reduction.op, reduction.ty, old, reduction.operand, 0)
+            });
+        }
         for (&address, word) in &self.words {
             global.merge_word(address, word.value, word.mask);
         }
     }
 
-    /// Forgets the pending stores (once applied).
+    /// Forgets the pending stores and reductions (once applied).
     pub(crate) fn clear(&mut self) {
         self.words.clear();
+        self.reductions.clear();
+        self.reduced_words.clear();
         self.stored_buffers = 0;
     }
 
-    /// Whether no store is pending.
+    /// Whether no store or reduction is pending.
     pub(crate) fn is_empty(&self) -> bool {
-        self.words.is_empty()
+        self.words.is_empty() && self.reductions.is_empty()
     }
 }
 
@@ -220,5 +340,72 @@ mod tests {
         apply(&mut first, &memory);
         apply(&mut second, &memory);
         assert_eq!(memory.read(buffer_base(a), 8), Ok(0x0202_0101));
+    }
+
+    const U32: NumberType = NumberType::Int(crate::program::IntType {
+        bits: 32,
+        signed: false,
+    });
+
+    #[test]
+    fn pending_reductions_are_seen_by_their_block_in_program_order() {
+        let mut memory = GlobalMemory::new();
+        let a = memory.add_buffer("a", &10u32.to_le_bytes().repeat(4));
+        let base = buffer_base(a);
+        let mut buffer = StoreBuffer::new(true);
+        // A reduction alone: memory keeps its value, the block sees 10 + 5.
+        buffer
+            .reduce(&memory, base, 4, AtomOp::Add, U32, 5)
+            .unwrap();
+        assert_eq!(memory.read(base, 4), Ok(10));
+        assert_eq!(buffer.read(&memory, base, 4), Ok(15));
+        // The other half of the word is untouched.
+        assert_eq!(buffer.read(&memory, base + 4, 4), Ok(10));
+        // A store after it, then a reduction after the store (folded in).
+        buffer.write(&memory, base, 4, 100).unwrap();
+        buffer
+            .reduce(&memory, base, 4, AtomOp::Add, U32, 1)
+            .unwrap();
+        assert_eq!(buffer.read(&memory, base, 4), Ok(101));
+        // A reduction, then a store to the other half of its word.
+        buffer
+            .reduce(&memory, base + 8, 4, AtomOp::Max, U32, 40)
+            .unwrap();
+        buffer.write(&memory, base + 12, 4, 7).unwrap();
+        assert_eq!(buffer.read(&memory, base + 8, 8), Ok(7 << 32 | 40));
+        assert_eq!(
+            buffer.reduce(&memory, base + 16, 4, AtomOp::Add, U32, 1),
+            Err(OutOfBounds)
+        );
+        // Applied: reductions in order, then stores, as the block saw them.
+        apply(&mut buffer, &memory);
+        assert!(buffer.is_empty());
+        assert_eq!(memory.read(base, 4), Ok(101));
+        assert_eq!(memory.read(base + 8, 8), Ok(7 << 32 | 40));
+    }
+
+    #[test]
+    fn reductions_of_several_buffers_add_up_and_pass_through_when_not_buffering() {
+        let mut memory = GlobalMemory::new();
+        let a = memory.add_buffer("a", &[0; 4]);
+        let base = buffer_base(a);
+        let mut buffers: Vec<StoreBuffer> = (0..3).map(|_| StoreBuffer::new(true)).collect();
+        for (index, buffer) in buffers.iter_mut().enumerate() {
+            buffer
+                .reduce(&memory, base, 4, AtomOp::Add, U32, index as u64 + 1)
+                .unwrap();
+            // Each sees its own reduction only.
+            assert_eq!(buffer.read(&memory, base, 4), Ok(index as u64 + 1));
+        }
+        for buffer in &mut buffers {
+            apply(buffer, &memory);
+        }
+        assert_eq!(memory.read(base, 4), Ok(6));
+        let mut direct = StoreBuffer::new(false);
+        direct
+            .reduce(&memory, base, 4, AtomOp::Add, U32, 4)
+            .unwrap();
+        assert!(direct.is_empty());
+        assert_eq!(memory.read(base, 4), Ok(10));
     }
 }

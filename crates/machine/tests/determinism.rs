@@ -314,6 +314,100 @@ fn cross_block_atomics_are_deterministic_whatever_the_host_threads() {
     }
 }
 
+// Reductions between blocks: a float sum (whose rounding depends on the
+// order the additions land in), an `atom` whose old value no instruction
+// reads (ptxas makes it a `RED`), a maximum, and per-block counters each
+// block reads back after its own reductions. No thread learns from a
+// reduction what another block did, so the SMs run side by side and the
+// reductions land at the windows' ends, in SM order.
+const REDUCTIONS: &str = r#"
+.kernel reductions(.param .u64 IN, .param .u64 TOTALS, .param .u64 COUNTS, .param .u64 SEEN)
+{
+    .reg .u32 %t, %b, %g, %dead, %v;
+    .reg .f32 %x;
+    .reg .u64 %pi, %pt, %pc, %ps, %off;
+    .reg .pred %p;
+    mov.u32 %t, %tid.x;
+    mov.u32 %b, %ctaid.x;
+    mad.lo.u32 %g, %b, 64, %t;
+    ld.param.u64 %pi, [IN];
+    mul.wide.u32 %off, %g, 4;
+    add.u64 %pi, %pi, %off;
+    ld.global.f32 %x, [%pi];
+    ld.param.u64 %pt, [TOTALS];
+    red.global.add.f32 [%pt], %x;
+    atom.global.add.u32 %dead, [%pt+4], %g;
+    red.global.max.u32 [%pt+8], %g;
+    ld.param.u64 %pc, [COUNTS];
+    mul.wide.u32 %off, %b, 4;
+    add.u64 %pc, %pc, %off;
+    red.global.add.u32 [%pc], 1;
+    bar.sync 0;
+    setp.ne.u32 %p, %t, 0;
+@%p exit;
+    ld.global.u32 %v, [%pc];
+    ld.param.u64 %ps, [SEEN];
+    add.u64 %ps, %ps, %off;
+    st.global.u32 [%ps], %v;
+}
+"#;
+
+#[test]
+fn reductions_between_blocks_run_side_by_side_and_land_the_same_on_every_host() {
+    let blocks = 300u32;
+    let threads = blocks * 64;
+    let input: Vec<f32> = (0..threads)
+        .map(|i| ((i.wrapping_mul(2654435761) >> 8) % 1000) as f32 / 7.0)
+        .collect();
+    let launch = |host_threads| {
+        kernel(REDUCTIONS)
+            .grid([blocks, 1, 1])
+            .threads(64)
+            .args(&[
+                Arg::f32s(&input),
+                Arg::zeros(3),
+                Arg::zeros(blocks as usize),
+                Arg::zeros(blocks as usize),
+            ])
+            .host_threads(host_threads)
+            .run()
+            .ok()
+    };
+    let reference = launch(1);
+    assert!(!reference.program.communicates_across_blocks);
+    let totals = reference.u32s(1);
+    assert_eq!(totals[1], (0..threads).fold(0u32, u32::wrapping_add));
+    assert_eq!(totals[2], threads - 1);
+    let float_sum = f32::from_bits(totals[0]);
+    let exact: f64 = input.iter().map(|&x| f64::from(x)).sum();
+    assert!(
+        (f64::from(float_sum) - exact).abs() < exact * 1e-4,
+        "{float_sum} {exact}"
+    );
+    // Every block's 64 reductions, and each block saw its own at once.
+    assert_eq!(reference.u32s(2), vec![64; blocks as usize]);
+    assert_eq!(reference.u32s(3), vec![64; blocks as usize]);
+    for host_threads in [2, 4, 2, 4] {
+        let other = launch(host_threads);
+        for buffer in 1..4 {
+            assert_eq!(
+                other.bytes(buffer),
+                reference.bytes(buffer),
+                "buffer {buffer}"
+            );
+        }
+        assert_eq!(other.outcome.stats, reference.outcome.stats);
+    }
+    // An atomic whose old value is read does communicate.
+    let tickets = kernel(TICKETS)
+        .grid([2, 1, 1])
+        .threads(32)
+        .args(&[Arg::zeros(1), Arg::zeros(2)])
+        .run()
+        .ok();
+    assert!(tickets.program.communicates_across_blocks);
+}
+
 // Blocks racing on plain global stores: every thread adds its block's
 // number to one of 8 counters with a load and a store (the read-modify-write
 // that should have been an atomic), and copies a counter it reads back into

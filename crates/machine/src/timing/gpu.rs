@@ -13,13 +13,15 @@
 //! window's end, so nothing starts in the past. Windows can therefore run
 //! the SMs on the rayon pool, with cycles, counters and findings the same
 //! for any number of host threads. Kernels whose blocks communicate (global
-//! atomics, strong accesses: `Program::communicates_across_blocks`) run
-//! their SMs one after another in SM order within a window instead, so
-//! their memory interleaving, and with it their outputs, are the same on
-//! every host too. The other kernels' weak global stores wait in their
-//! block's `StoreBuffer` until the window ends and are applied in SM
-//! order then, so blocks that race on plain stores see each other's at
-//! the same simulated moments on every host.
+//! atomics whose old value is read, strong accesses:
+//! `Program::communicates_across_blocks`) run their SMs one after another
+//! in SM order within a window instead, so their memory interleaving, and
+//! with it their outputs, are the same on every host too. The other
+//! kernels' weak global stores and reductions wait in their block's
+//! `StoreBuffer` until the window ends and are applied in SM order then,
+//! so blocks that race on plain stores see each other's at the same
+//! simulated moments on every host, and reductions land in the order the
+//! SMs taking turns would give them.
 //!
 //! Blocks that can wait for each other run side by side as on a GPU: a
 //! block spinning on a flag that a resident block sets finishes. When every
