@@ -240,6 +240,12 @@ pub fn is_toolkit_header(path: &Path) -> bool {
 /// The include directory of CUDA's headers that `path` lies in, if any.
 pub fn toolkit_include(path: &Path) -> Option<PathBuf> {
     let path = path.canonicalize().ok()?;
+    // Every header directory is an `include`: a path outside any needs no
+    // search (which asks `python3` where pip put NVIDIA's packages, tens of
+    // milliseconds, for every source file a PTX module's `.loc` lines name).
+    if !path.components().any(|part| part.as_os_str() == "include") {
+        return None;
+    }
     header_dirs()
         .into_iter()
         .filter_map(|dir| dir.canonicalize().ok())
