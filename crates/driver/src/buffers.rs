@@ -16,7 +16,7 @@ use warpsim_ir::{ScalarType, TypeKind};
 use warpsim_machine::arith::{f64_to_bf16, f64_to_f16};
 use warpsim_machine::memory::{buffer_base, BufferWords, MAX_BUFFER_BYTES};
 use warpsim_machine::program::ParamSlot;
-use warpsim_machine::random::SplitMix64;
+use warpsim_machine::random::split_mix64_at;
 
 use crate::error::InputError;
 use crate::launch_file::{
@@ -114,40 +114,43 @@ impl BufferPlan {
             buffer: self.name.clone(),
             message,
         };
-        let mut words = BufferWords::with_len(self.bytes()).map_err(|allocation| {
+        let too_large = |allocation: warpsim_machine::memory::AllocationError| {
             error(format!(
                 "{} ({}); the host cannot give that much memory",
                 allocation,
                 human_bytes(allocation.bytes)
             ))
-        })?;
+        };
         let size = self.element.size() as u32;
+        // Contents that each element's index decides are made on the
+        // current rayon pool's threads; those that come in order, read.
+        let from_index = |element: &(dyn Fn(u64) -> u64 + Sync)| {
+            BufferWords::from_elements(self.bytes(), size, element).map_err(too_large)
+        };
         match &self.values {
-            InitialValues::Repeated(bits) => words.push_repeated(*bits, size, self.len),
+            InitialValues::Repeated(bits) => from_index(&|_| *bits),
             InitialValues::Iota => {
                 let convert = iota_bits(self.element);
-                for index in 0..self.len {
-                    words.push(convert(index), size);
-                }
+                from_index(&|index| convert(index))
             }
             InitialValues::Random(seed) => {
                 let convert = random_bits(self.element);
-                let mut random = SplitMix64(*seed);
-                for _ in 0..self.len {
-                    words.push(convert(random.next()), size);
-                }
+                from_index(&|index| convert(split_mix64_at(*seed, index)))
             }
             InitialValues::Listed(values) => {
-                for &bits in values {
-                    words.push(bits, size);
-                }
+                from_index(&|index| values.get(index as usize).copied().unwrap_or(0))
             }
             InitialValues::File { path, offset } => {
+                let mut words = BufferWords::with_len(self.bytes()).map_err(too_large)?;
                 read_into(&mut words, path, *offset, self.bytes()).map_err(error)?;
+                Ok(words)
             }
-            InitialValues::Bytes(bytes) => words.extend_from_bytes(bytes),
+            InitialValues::Bytes(bytes) => {
+                let mut words = BufferWords::with_len(self.bytes()).map_err(too_large)?;
+                words.extend_from_bytes(bytes);
+                Ok(words)
+            }
         }
-        Ok(words)
     }
 }
 
@@ -996,7 +999,7 @@ mod tests {
         );
         // The first SplitMix64 output from seed 7, whatever the buffer's length.
         let random = contents("type = \"u64\"\nlen = 3\ninit = { random = 7 }").unwrap();
-        let mut generator = SplitMix64(7);
+        let mut generator = warpsim_machine::random::SplitMix64(7);
         assert_eq!(random[..8], generator.next().to_le_bytes());
         assert_eq!(random[8..16], generator.next().to_le_bytes());
         let bytes = contents("type = \"u8\"\nlen = 3\ninit = { random = 7 }").unwrap();

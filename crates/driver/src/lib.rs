@@ -827,7 +827,16 @@ impl PreparedLaunch {
         options: RunOptions,
         control: &RunControl,
     ) -> Result<RunResult, InputError> {
-        let memory = self.memory()?;
+        // The buffers are filled on as many host threads as the launch
+        // runs on (a pool that cannot start leaves it to the launch's own
+        // pool to report).
+        let memory = match rayon::ThreadPoolBuilder::new()
+            .num_threads(options.host_threads)
+            .build()
+        {
+            Ok(pool) => pool.install(|| self.memory())?,
+            Err(_) => self.memory()?,
+        };
         let outcome = warpsim_machine::run_with(
             &self.program,
             &self.launch,

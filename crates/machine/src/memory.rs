@@ -116,6 +116,38 @@ impl BufferWords {
         })
     }
 
+    /// A whole buffer of `len` bytes whose elements of `element_size`
+    /// bytes (1, 2, 4 or 8, so none straddles a word) are
+    /// `element(index)`, made on the current rayon pool's threads: word by
+    /// word, each from its own elements (the host's pages fault in on the
+    /// threads too). Bytes past the last whole element are zeros.
+    pub fn from_elements(
+        len: u64,
+        element_size: u32,
+        element: impl Fn(u64) -> u64 + Sync,
+    ) -> Result<BufferWords, AllocationError> {
+        use rayon::prelude::*;
+        let mut buffer = BufferWords::with_len(len)?;
+        let size = u64::from(element_size.clamp(1, 8));
+        let (per_word, elements) = (8 / size, len / size);
+        let word = |word: u64| {
+            let bits = (0..per_word)
+                .map(|slot| (word * per_word + slot, slot))
+                .take_while(|&(index, _)| index < elements)
+                .fold(0u64, |bits, (index, slot)| {
+                    bits | (element(index) & size_mask(size as u32)) << (slot * size * 8)
+                });
+            AtomicU64::new(bits)
+        };
+        // The word count fits a usize: `with_len` has room for that many.
+        (0..len.div_ceil(8) as usize)
+            .into_par_iter()
+            .map(|index| word(index as u64))
+            .collect_into_vec(&mut buffer.words);
+        buffer.written = len;
+        Ok(buffer)
+    }
+
     /// The buffer's size in bytes.
     pub fn len(&self) -> u64 {
         self.len
@@ -128,53 +160,6 @@ impl BufferWords {
     /// Bytes written so far.
     pub fn written(&self) -> u64 {
         self.written
-    }
-
-    /// Appends the low `size` (1, 2, 4 or 8) bytes of `bits`. A buffer built
-    /// of elements of one size keeps each element inside one word.
-    #[inline]
-    pub fn push(&mut self, bits: u64, size: u32) {
-        let size = u64::from(size);
-        let offset = self.written % 8;
-        if offset + size > 8 || self.written + size > self.len {
-            // Mixed sizes or the buffer's end: byte by byte.
-            self.extend_from_bytes(&bits.to_le_bytes()[..size.min(8) as usize]);
-            return;
-        }
-        self.partial |= (bits & size_mask(size as u32)) << (offset * 8);
-        self.written += size;
-        if self.written.is_multiple_of(8) {
-            self.words.push(AtomicU64::new(self.partial));
-            self.partial = 0;
-        }
-    }
-
-    /// Appends `count` copies of the low `size` (1, 2, 4 or 8) bytes of `bits`.
-    pub fn push_repeated(&mut self, bits: u64, size: u32, count: u64) {
-        let mut remaining = count;
-        // Element by element up to a word boundary, then whole words of
-        // the repeated pattern, then the tail.
-        while remaining > 0 && !self.written.is_multiple_of(8) {
-            self.push(bits, size);
-            remaining -= 1;
-        }
-        let per_word = 8 / u64::from(size.clamp(1, 8));
-        if 8 % u64::from(size.clamp(1, 8)) == 0 {
-            let element = bits & size_mask(size);
-            let pattern = (0..per_word).fold(0u64, |word, index| {
-                word | element << (index * u64::from(size) * 8)
-            });
-            let room = (self.len - self.written) / 8;
-            let whole_words = (remaining / per_word).min(room);
-            self.words.extend(
-                std::iter::repeat_with(|| AtomicU64::new(pattern)).take(whole_words as usize),
-            );
-            self.written += whole_words * 8;
-            remaining -= whole_words * per_word;
-        }
-        for _ in 0..remaining {
-            self.push(bits, size);
-        }
     }
 
     /// Appends raw bytes; those past the buffer's end are dropped.
@@ -208,10 +193,10 @@ impl BufferWords {
 
     /// The words, with zeros after the last byte written.
     fn finish(mut self) -> (u64, Vec<AtomicU64>) {
-        if !self.written.is_multiple_of(8) {
+        let word_count = self.len.div_ceil(8) as usize;
+        if !self.written.is_multiple_of(8) && self.words.len() < word_count {
             self.words.push(AtomicU64::new(self.partial));
         }
-        let word_count = self.len.div_ceil(8) as usize;
         // The capacity was reserved up front, so this never reallocates.
         self.words.resize_with(word_count, || AtomicU64::new(0));
         (self.len, self.words)
@@ -547,35 +532,39 @@ mod tests {
         memory.contents(index)
     }
 
+    /// The bytes of a buffer made by `from_elements`, read back.
+    fn from_elements(len: u64, size: u32, element: impl Fn(u64) -> u64 + Sync) -> Vec<u8> {
+        let mut memory = GlobalMemory::new();
+        let words = BufferWords::from_elements(len, size, element).unwrap();
+        let index = memory.add_words("b", words);
+        assert_eq!(memory.buffer_len(index), len);
+        memory.contents(index)
+    }
+
     #[test]
     fn buffers_built_in_place_hold_what_was_written() {
-        let elements = built(10, |words| {
-            for value in 0..5u64 {
-                words.push(0x100 + value, 2);
-            }
-        });
+        // Elements of 2 bytes, 5 to a 10-byte buffer; the bytes past each
+        // element's size are dropped.
+        let elements = from_elements(10, 2, |index| 0x7_0100 + index);
         assert_eq!(elements, [0, 1, 1, 1, 2, 1, 3, 1, 4, 1]);
-        // Bytes at any alignment, then elements after them; what is not
-        // written is zero, what is past the end is dropped.
+        // A buffer whose last word is partly past its end, and one whose
+        // last element is cut short: the bytes after the whole elements are zeros.
+        assert_eq!(from_elements(3, 1, |index| 9 - index), [9, 8, 7]);
+        let short = from_elements(11, 4, |_| 0x0605_0403);
+        assert_eq!(short, [3, 4, 5, 6, 3, 4, 5, 6, 0, 0, 0]);
+        // Raw bytes at any length; what is not written is zero, what is
+        // past the end is dropped.
+        let bytes = built(12, |words| words.extend_from_bytes(&[5; 9]));
+        assert_eq!(bytes, [5, 5, 5, 5, 5, 5, 5, 5, 5, 0, 0, 0]);
+        let cut = built(3, |words| words.extend_from_bytes(&[7; 100]));
+        assert_eq!(cut, [7, 7, 7]);
         let mixed = built(13, |words| {
             words.extend_from_bytes(&[9, 8, 7]);
-            words.push(0x0605_0403, 4);
+            words.extend_from_bytes(&[3, 4, 5, 6]);
             words.extend_from_bytes(&[1; 9]);
         });
         assert_eq!(mixed, [9, 8, 7, 3, 4, 5, 6, 1, 1, 1, 1, 1, 1]);
-        let short = built(12, |words| words.extend_from_bytes(&[5; 9]));
-        assert_eq!(short, [5, 5, 5, 5, 5, 5, 5, 5, 5, 0, 0, 0]);
-        let repeated = built(14, |words| {
-            words.push(1, 2);
-            words.push_repeated(0xabcd, 2, 6);
-        });
-        assert_eq!(
-            repeated,
-            [1, 0, 0xcd, 0xab, 0xcd, 0xab, 0xcd, 0xab, 0xcd, 0xab, 0xcd, 0xab, 0xcd, 0xab]
-        );
-        let too_many = built(3, |words| words.push_repeated(7, 1, 100));
-        assert_eq!(too_many, [7, 7, 7]);
-        assert_eq!(built(0, |words| words.push(1, 8)), []);
+        assert_eq!(from_elements(0, 8, |_| 1), []);
     }
 
     #[test]
