@@ -83,6 +83,27 @@ RSKIP:
 }
 "#;
 
+/// Asserts that `other` left the buffers in `buffers` and the counters as
+/// `reference` did (`context` says which run `other` is).
+fn assert_same_run(
+    other: &Outcome,
+    reference: &Outcome,
+    buffers: std::ops::Range<usize>,
+    context: &str,
+) {
+    for buffer in buffers {
+        assert_eq!(
+            other.bytes(buffer),
+            reference.bytes(buffer),
+            "buffer {buffer}, {context}"
+        );
+    }
+    assert_eq!(
+        other.outcome.stats, reference.outcome.stats,
+        "counters, {context}"
+    );
+}
+
 #[test]
 fn host_thread_count_does_not_change_results_or_counters() {
     let blocks: u32 = 4 * 5;
@@ -124,16 +145,11 @@ fn host_thread_count_does_not_change_results_or_counters() {
     assert_eq!(reference.outcome.stats.blocks_run, u64::from(blocks));
     for host_threads in [2, 4, 0] {
         let other = launch(host_threads);
-        for buffer in 0..4 {
-            assert_eq!(
-                other.bytes(buffer),
-                reference.bytes(buffer),
-                "buffer {buffer} with {host_threads} host threads"
-            );
-        }
-        assert_eq!(
-            other.outcome.stats, reference.outcome.stats,
-            "counters with {host_threads} host threads"
+        assert_same_run(
+            &other,
+            &reference,
+            0..4,
+            &format!("{host_threads} host threads"),
         );
         assert_eq!(other.outcome.failed_blocks, 0);
     }
@@ -388,15 +404,12 @@ fn reductions_between_blocks_run_side_by_side_and_land_the_same_on_every_host() 
     assert_eq!(reference.u32s(2), vec![64; blocks as usize]);
     assert_eq!(reference.u32s(3), vec![64; blocks as usize]);
     for host_threads in [2, 4, 2, 4] {
-        let other = launch(host_threads);
-        for buffer in 1..4 {
-            assert_eq!(
-                other.bytes(buffer),
-                reference.bytes(buffer),
-                "buffer {buffer}"
-            );
-        }
-        assert_eq!(other.outcome.stats, reference.outcome.stats);
+        assert_same_run(
+            &launch(host_threads),
+            &reference,
+            1..4,
+            &format!("{host_threads} host threads"),
+        );
     }
     // An atomic whose old value is read does communicate.
     let tickets = kernel(TICKETS)
@@ -464,15 +477,12 @@ fn blocks_racing_on_plain_stores_give_the_same_outputs_on_every_host() {
     assert!(counters.iter().all(|&counter| counter < atomic_sum));
     for run in 0..6 {
         for host_threads in [1, 2, 3] {
-            let other = launch(host_threads);
-            for buffer in 0..2 {
-                assert_eq!(
-                    other.bytes(buffer),
-                    reference.bytes(buffer),
-                    "buffer {buffer}, run {run} with {host_threads} host threads"
-                );
-            }
-            assert_eq!(other.outcome.stats, reference.outcome.stats);
+            assert_same_run(
+                &launch(host_threads),
+                &reference,
+                0..2,
+                &format!("run {run} with {host_threads} host threads"),
+            );
         }
     }
 }
