@@ -13,7 +13,10 @@
 //! `$HOME/.cache/warpsim`; `WARPSIM_CACHE_DIR=` (empty) turns the cache
 //! off. A cache that cannot be read or written is skipped, never an error:
 //! the link runs as if there were none. (The CUDA driver keeps its own JIT
-//! results the same way, in `~/.nv/ComputeCache`.)
+//! results the same way, in `~/.nv/ComputeCache`.) The key cannot name the
+//! library a search would find without searching for it (the slow part),
+//! so a log outlives an upgrade of the pip package: emptying the directory
+//! (or `WARPSIM_CACHE_DIR=`) makes the new library count again.
 
 use std::path::{Path, PathBuf};
 

@@ -1112,18 +1112,18 @@ pub(crate) fn atomic(
             }
             Target::Global(address) if dst.is_none() && env.weak_memory.is_none() => {
                 // A reduction: nothing sees its old value, so it waits in
-                // the block's store buffer with the stores
-                // (`store_buffer.rs`), and counts as progress as a store does.
+                // the block's store buffer with the stores (`store_buffer.rs`).
                 push_sectors(&mut state.sectors, address, size);
-                state
+                let applied = state
                     .stores
                     .reduce(env.global, address, size, op, ty, operand)
                     .map_err(|_| out_of_bounds())?;
                 if let Some(races) = global_races.as_mut() {
                     observe_atomic(races, global_accessor(env, state, warp, lane, pc));
                 }
-                // Its old value is not known yet: (0, 1) counts it as a change.
-                (0, 1)
+                // Held back, its old value is not known yet: (0, 1) counts
+                // it as a change, as a store is.
+                applied.unwrap_or((0, 1))
             }
             Target::Global(address) => {
                 push_sectors(&mut state.sectors, address, size);

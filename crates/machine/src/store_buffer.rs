@@ -23,17 +23,20 @@
 //! too: no thread can see what they return, so a kernel whose only
 //! traffic between blocks is reductions (a histogram, a sum of per-block
 //! partial sums) does not communicate in that sense, and its SMs run side
-//! by side. At the window's end a buffer applies its reductions, in the
-//! order issued, then its stores; the block's own threads see their
-//! pending reductions at once. A reduction to bytes the block has a
-//! pending store to is folded into that store, so the block's program
-//! order holds. Deviation: a plain store and a reduction by different
+//! by side. At the window's end a buffer applies its reductions, each
+//! word's in the order issued, then its stores; the block's own threads
+//! see their pending reductions at once. A reduction to bytes the block
+//! has a pending store to is folded into that store, so the block's
+//! program order holds. The order is fixed on every host (SM order;
+//! within an SM, the buffers' order above; within a buffer, issue order),
+//! so sums of floats round the same way on every host, but it is not the
+//! order the SMs taking turns would give when blocks of one SM reduce the
+//! same word. Deviations, all for blocks that race on hardware, where
+//! either order can happen: a plain store and a reduction by different
 //! blocks of one SM to one word in one window are applied reductions
-//! first; they race on hardware, where either order can happen. Applied
-//! in SM order and issue order, reductions land in the order the SMs
-//! taking turns gave them, so sums of floats round the same way.
+//! first; a reduction folded into a block's pending store overwrites, at
+//! the window's end, what other blocks reduced into those bytes in it.
 
-use std::collections::HashSet;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use indexmap::IndexMap;
@@ -63,10 +66,10 @@ pub(crate) struct StoreBuffer {
     /// Pending words by address, in the order first stored (the order
     /// they are applied in, so applying them is the same on every host).
     words: IndexMap<u64, PendingWord, BuildHasherDefault<WordHasher>>,
-    /// Pending reductions, in the order issued.
-    reductions: Vec<PendingReduction>,
-    /// The words (addresses / 8 * 8) with a pending reduction.
-    reduced_words: HashSet<u64, BuildHasherDefault<WordHasher>>,
+    /// Pending reductions by word (address / 8 * 8), words in the order
+    /// first reduced, each word's in the order issued (reductions of
+    /// different words commute, so this is issue order where it matters).
+    reductions: IndexMap<u64, Vec<PendingReduction>, BuildHasherDefault<WordHasher>>,
 }
 
 /// A reduction a block issued and has not yet applied.
@@ -80,12 +83,16 @@ struct PendingReduction {
 }
 
 impl PendingReduction {
+    /// The reduction's bytes, `old`, updated.
+    fn update(&self, old: u64) -> u64 {
+        atomic_update(self.op, self.ty, old, self.operand, 0) & size_mask(self.size)
+    }
+
     /// Applies the reduction to `word`, the 8-byte word holding it.
     fn apply_to_word(&self, word: u64) -> u64 {
         let shift = (self.address % 8) * 8;
         let mask = size_mask(self.size);
-        let old = (word >> shift) & mask;
-        let new = atomic_update(self.op, self.ty, old, self.operand, 0) & mask;
+        let new = self.update((word >> shift) & mask);
         (word & !(mask << shift)) | new << shift
     }
 }
@@ -143,7 +150,8 @@ impl StoreBuffer {
 
     /// Reduces `size` bytes at `address` by `op` with `operand`: into the
     /// buffer (folded into a pending store to those bytes, if any), or in
-    /// memory when not buffering. Out-of-bounds reductions fail either way.
+    /// memory when not buffering, which gives the old and new bytes.
+    /// Out-of-bounds reductions fail either way.
     pub(crate) fn reduce(
         &mut self,
         global: &GlobalMemory,
@@ -152,7 +160,7 @@ impl StoreBuffer {
         op: AtomOp,
         ty: NumberType,
         operand: u64,
-    ) -> Result<(), OutOfBounds> {
+    ) -> Result<Option<(u64, u64)>, OutOfBounds> {
         let reduction = PendingReduction {
             address,
             size,
@@ -162,10 +170,8 @@ impl StoreBuffer {
         };
         if !self.buffering {
             return global
-                .atomic(address, size, |old| {
-                    atomic_update(op, ty, old, operand, 0) & size_mask(size)
-                })
-                .map(|_| ());
+                .atomic(address, size, |old| reduction.update(old))
+                .map(Some);
         }
         global.check(address, size)?;
         let word_address = address & !7;
@@ -178,12 +184,15 @@ impl StoreBuffer {
             // After a store to those bytes: the store takes the reduction in.
             let folded = reduction.apply_to_word(self.word_as_seen(global, word_address, word));
             let shift = (address % 8) * 8;
-            return self.write(global, address, size, (folded >> shift) & size_mask(size));
+            self.write(global, address, size, (folded >> shift) & size_mask(size))?;
+            return Ok(None);
         }
-        self.reductions.push(reduction);
-        self.reduced_words.insert(word_address);
+        self.reductions
+            .entry(word_address)
+            .or_default()
+            .push(reduction);
         self.stored_buffers |= Self::buffer_bit(address);
-        Ok(())
+        Ok(None)
     }
 
     /// `size` bytes at `address` as the block sees them: memory, after the
@@ -206,7 +215,7 @@ impl StoreBuffer {
     fn overlay(&self, global: &GlobalMemory, address: u64, size: u32, value: u64) -> u64 {
         let word_address = address & !7;
         let shift = (address % 8) * 8;
-        if self.reduced_words.contains(&word_address) {
+        if self.reductions.contains_key(&word_address) {
             let pending = self
                 .words
                 .get(&word_address)
@@ -225,23 +234,19 @@ impl StoreBuffer {
     /// block's pending reductions to it in order, overlaid with `pending`,
     /// its pending stores to it.
     fn word_as_seen(&self, global: &GlobalMemory, word_address: u64, pending: &PendingWord) -> u64 {
-        let mut word = global.read_word(word_address);
-        if self.reduced_words.contains(&word_address) {
-            for reduction in &self.reductions {
-                if reduction.address & !7 == word_address {
-                    word = reduction.apply_to_word(word);
-                }
-            }
-        }
+        let reductions = self.reductions.get(&word_address).into_iter().flatten();
+        let word = reductions.fold(global.read_word(word_address), |word, reduction| {
+            reduction.apply_to_word(word)
+        });
         (word & !pending.mask) | (pending.value & pending.mask)
     }
 
-    /// Applies the pending reductions, in the order issued, then the
-    /// pending stores, in the order first stored, to memory.
+    /// Applies the pending reductions (each word's in the order issued),
+    /// then the pending stores, in the order first stored, to memory.
     pub(crate) fn apply(&self, global: &GlobalMemory) {
-        for reduction in &self.reductions {
+        for reduction in self.reductions.values().flatten() {
             let _ = global.atomic(reduction.address, reduction.size, |old| {
-                atomic_update(reduction.op, reduction.ty, old, reduction.operand, 0)
+                reduction.update(old)
             });
         }
         for (&address, word) in &self.words {
@@ -253,7 +258,6 @@ impl StoreBuffer {
     pub(crate) fn clear(&mut self) {
         self.words.clear();
         self.reductions.clear();
-        self.reduced_words.clear();
         self.stored_buffers = 0;
     }
 
@@ -401,11 +405,35 @@ mod tests {
             apply(buffer, &memory);
         }
         assert_eq!(memory.read(base, 4), Ok(6));
+        // Not buffering, a reduction goes to memory and says what it changed.
         let mut direct = StoreBuffer::new(false);
-        direct
-            .reduce(&memory, base, 4, AtomOp::Add, U32, 4)
-            .unwrap();
+        assert_eq!(
+            direct.reduce(&memory, base, 4, AtomOp::Add, U32, 4),
+            Ok(Some((6, 10)))
+        );
         assert!(direct.is_empty());
         assert_eq!(memory.read(base, 4), Ok(10));
+    }
+
+    #[test]
+    fn a_reduction_over_part_of_a_pending_store_is_folded_into_it() {
+        let mut memory = GlobalMemory::new();
+        let a = memory.add_buffer("a", &0x0101_0101_0101_0101u64.to_le_bytes());
+        let base = buffer_base(a);
+        let mut buffer = StoreBuffer::new(true);
+        // A 2-byte store to bytes 2-3, then an 8-byte add over the word:
+        // the add sees the stored bytes and becomes a store of all 8.
+        buffer.write(&memory, base + 2, 2, 0x0505).unwrap();
+        let u64_type = NumberType::Int(crate::program::IntType {
+            bits: 64,
+            signed: false,
+        });
+        assert_eq!(
+            buffer.reduce(&memory, base, 8, AtomOp::Add, u64_type, 0x10),
+            Ok(None)
+        );
+        assert_eq!(buffer.read(&memory, base, 8), Ok(0x0101_0101_0505_0111));
+        apply(&mut buffer, &memory);
+        assert_eq!(memory.read(base, 8), Ok(0x0101_0101_0505_0111));
     }
 }

@@ -20,8 +20,8 @@
 //! kernels' weak global stores and reductions wait in their block's
 //! `StoreBuffer` until the window ends and are applied in SM order then,
 //! so blocks that race on plain stores see each other's at the same
-//! simulated moments on every host, and reductions land in the order the
-//! SMs taking turns would give them.
+//! simulated moments on every host, and reductions land in one order on
+//! every host (SM order, then the buffers' order, then issue order).
 //!
 //! Blocks that can wait for each other run side by side as on a GPU: a
 //! block spinning on a flag that a resident block sets finishes. When every
@@ -223,6 +223,7 @@ pub(crate) fn run_gpu<'a>(
     // time summed over host threads: logged at the end, for a reader
     // asking why a launch does not scale with host threads.
     let mut host_time = HostTime::default();
+    let log_host_time = tracing::enabled!(tracing::Level::DEBUG);
     // With several host threads the whole loop runs on the pool, so that
     // each window's parallel parts are split among threads already awake
     // rather than handed over from outside the pool (a thread switch and
@@ -241,7 +242,7 @@ pub(crate) fn run_gpu<'a>(
             let window_began = Instant::now();
             let busy_nanos = AtomicU64::new(0);
             let run = |sm: &mut Sm<'a>| {
-                let began = Instant::now();
+                let began = log_host_time.then(Instant::now);
                 let thread = rayon::current_thread_index().unwrap_or(0) % stats_pool.len();
                 let mut stats = stats_pool[thread]
                     .0
@@ -251,10 +252,13 @@ pub(crate) fn run_gpu<'a>(
                 if parallel {
                     sm.sort_l2_accesses(shared.l2, l2_shards);
                 }
-                busy_nanos.fetch_add(began.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                if let Some(began) = began {
+                    busy_nanos.fetch_add(began.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                }
             };
             if parallel {
-                pool.install(|| sms.par_iter_mut().filter(|sm| sm.is_active()).for_each(run));
+                // On the pool already (the whole loop runs there).
+                sms.par_iter_mut().filter(|sm| sm.is_active()).for_each(run);
             } else if let Some(weak) = env.weak_memory.filter(|weak| weak.scheduling_noise()) {
                 // The SMs take their turns in a random order.
                 let mut order: Vec<usize> =

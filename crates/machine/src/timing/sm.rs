@@ -409,6 +409,12 @@ struct ResidentBlock<'a> {
     barrier_counted: u64,
 }
 
+/// The sub-partition of warp `warp` of the block in slot `slot`, blocks
+/// of `warp_count` warps: the SM's warp slots go round the sub-partitions.
+fn sub_partition_of(slot: usize, warp_count: usize, warp: usize, sub_partitions: usize) -> usize {
+    (slot * warp_count + warp) % sub_partitions
+}
+
 /// A block placed on the SM and not yet set up.
 struct PendingSetup {
     block_index: [u32; 3],
@@ -568,7 +574,6 @@ impl<'a> Sm<'a> {
             .pop()
             .unwrap_or_else(|| Box::new(BlockRunner::new(env)));
         let warp_count = env.warps_per_block();
-        let first_warp_slot = slot * warp_count;
         // The explore model starts the warps of a block at jittered times
         // too, so that they run in either order: drawn here, in launch
         // order, as the random stream must be the same on every host.
@@ -580,7 +585,7 @@ impl<'a> Sm<'a> {
         // join them here, in launch order; their timings are made when
         // the block is set up.
         for warp in 0..warp_count {
-            let sub_partition = (first_warp_slot + warp) % self.sub_partitions.len();
+            let sub_partition = sub_partition_of(slot, warp_count, warp, self.sub_partitions.len());
             self.sub_partitions[sub_partition].warps.push(WarpRef {
                 slot: slot as u16,
                 warp: warp as u16,
@@ -706,7 +711,7 @@ impl<'a> Sm<'a> {
             let mut old = spare.drain(..);
             block.warps.reserve(warp_count);
             for warp in 0..warp_count {
-                let sub_partition = ((slot * warp_count + warp) % sub_partitions) as u8;
+                let sub_partition = sub_partition_of(slot, warp_count, warp, sub_partitions) as u8;
                 let (ready, producer) = old
                     .next()
                     .map(|timing| (timing.ready, timing.producer))
