@@ -42,6 +42,7 @@ mod lexer;
 pub mod merge;
 pub mod parser;
 pub mod printer;
+pub mod register_sharing;
 pub mod types;
 pub mod uniformity;
 pub mod verify;

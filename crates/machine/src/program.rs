@@ -29,11 +29,22 @@ pub const NO_RECONVERGENCE: u32 = u32::MAX;
 pub struct Program {
     pub kernel_name: String,
     /// One instruction per IR instruction, same index, plus a final `Exit`.
+    /// Its value registers are storage slots: PTX registers never live at
+    /// one point of a thread share one (`ir::register_sharing`), so a warp
+    /// holds 32 lanes per slot rather than per PTX register.
     pub code: Vec<Instruction>,
+    /// The same code with a value register of its own for every PTX
+    /// register, which the cycle model's scoreboard follows: a register
+    /// sharing a slot with another never waits for the other's writes, so
+    /// sharing storage changes no cycle count.
+    pub scoreboard_code: Vec<Instruction>,
     /// The IR instruction behind each entry of `code` (the last one, the
     /// implicit exit, reuses the location of the kernel header).
     pub locations: Vec<SourceLoc>,
+    /// Value register slots of `code` (each 32 lanes of 8 bytes per warp).
     pub value_regs: u32,
+    /// Value registers of `scoreboard_code`.
+    pub scoreboard_value_regs: u32,
     pub pred_regs: u32,
     /// Hidden registers set once per warp.
     pub warp_inits: Vec<(ValueReg, WarpInit)>,
@@ -1012,12 +1023,50 @@ impl Program {
     /// Lowers `kernel` of `module` (which must have passed the verifier).
     pub fn lower(module: &Module, kernel: ir::KernelId) -> Result<Program, LowerError> {
         let kernel = &module.kernels[kernel.index()];
+        let is_value = |reg: ir::RegId| kernel.reg(reg).ty != ScalarType::Pred;
+        let (shared, slots) = ir::register_sharing::share_registers(kernel, is_value);
+        let mut program = Self::lower_with_slots(module, kernel, &shared, slots)?;
+        // One slot per value register, in declaration order.
+        let mut own = Vec::with_capacity(kernel.regs.len());
+        let mut values = 0;
+        for index in 0..kernel.regs.len() {
+            own.push(is_value(ir::RegId(index as u32)).then(|| {
+                values += 1;
+                values - 1
+            }));
+        }
+        let scoreboard = Self::lower_with_slots(module, kernel, &own, values)?;
+        program.scoreboard_code = scoreboard.code;
+        program.scoreboard_value_regs = scoreboard.value_regs;
+        tracing::debug!(
+            kernel = %kernel.name,
+            instructions = program.code.len(),
+            value_register_slots = program.value_regs,
+            value_registers = program.scoreboard_value_regs,
+            predicate_registers = program.pred_regs,
+            hidden_registers = program.warp_inits.len(),
+            static_shared_bytes = program.static_shared_bytes,
+            local_bytes_per_thread = program.local_bytes,
+            "lowered"
+        );
+        Ok(program)
+    }
+
+    /// Lowers `kernel` with value register `r` of the IR in slot
+    /// `value_slot[r]` of `value_slots` (`None` for predicates), hidden
+    /// registers after them; `scoreboard_code` is left empty.
+    fn lower_with_slots(
+        module: &Module,
+        kernel: &Kernel,
+        value_slot: &[Option<u32>],
+        value_slots: u32,
+    ) -> Result<Program, LowerError> {
         let read = read_registers(kernel);
         let mut lowerer = Lowerer {
             module,
             kernel,
             reg_slot: Vec::with_capacity(kernel.regs.len()),
-            value_regs: 0,
+            value_regs: value_slots,
             warp_inits: Vec::new(),
             hidden: std::collections::HashMap::new(),
             symbol_address: vec![0; kernel.symbols.len()],
@@ -1028,13 +1077,13 @@ impl Program {
             read,
         };
         let mut pred_regs = 0;
-        for reg in &kernel.regs {
-            if reg.ty == ScalarType::Pred {
-                lowerer.reg_slot.push(pred_regs);
-                pred_regs += 1;
-            } else {
-                lowerer.reg_slot.push(lowerer.value_regs);
-                lowerer.value_regs += 1;
+        for slot in value_slot {
+            match slot {
+                Some(slot) => lowerer.reg_slot.push(*slot),
+                None => {
+                    lowerer.reg_slot.push(pred_regs);
+                    pred_regs += 1;
+                }
             }
         }
         let layout = lowerer.layout_symbols()?;
@@ -1079,21 +1128,13 @@ impl Program {
             kind: Kind::Exit,
         });
         locations.push(kernel.instrs.last().map_or(kernel.loc, |instr| instr.loc));
-        tracing::debug!(
-            kernel = %kernel.name,
-            instructions = code.len(),
-            value_registers = lowerer.value_regs,
-            predicate_registers = pred_regs,
-            hidden_registers = lowerer.warp_inits.len(),
-            static_shared_bytes = layout.static_shared_bytes,
-            local_bytes_per_thread = layout.local_bytes,
-            "lowered"
-        );
         Ok(Program {
             kernel_name: kernel.name.clone(),
             code,
+            scoreboard_code: Vec::new(),
             locations,
             value_regs: lowerer.value_regs,
+            scoreboard_value_regs: 0,
             pred_regs,
             warp_inits: lowerer.warp_inits,
             params: layout.params,

@@ -142,13 +142,16 @@ pub(crate) struct InstructionTiming {
 /// The pipe and operands of every instruction of `program`, by program
 /// counter (one per entry of `program.code`, the final implicit exit
 /// included).
+///
+/// The operands are those of [`Program::scoreboard_code`], a register per
+/// PTX register, so registers that share storage do not wait on each other.
 pub(crate) fn instruction_timings(program: &Program) -> Vec<InstructionTiming> {
     program
-        .code
+        .scoreboard_code
         .iter()
         .map(|instruction| InstructionTiming {
             pipe: pipe(&instruction.kind),
-            operands: operands(instruction, program.value_regs),
+            operands: operands(instruction, program.scoreboard_value_regs),
         })
         .collect()
 }
@@ -885,7 +888,7 @@ mod tests {
     #[test]
     fn fma_reads_its_three_sources_and_writes_its_destination_on_fp32() {
         let (program, timing) = first_of("fma.rn.f32 %d, %a, %b, %c;");
-        assert_eq!(program.value_regs, 9);
+        assert_eq!(program.scoreboard_value_regs, 9);
         assert_eq!(timing.pipe, Pipe::Fp32);
         assert_eq!(timing.operands.reads(), [0, 1, 2]);
         assert_eq!(timing.operands.writes(), [3]);
@@ -894,7 +897,7 @@ mod tests {
     #[test]
     fn a_guarded_instruction_reads_its_guard_predicate_after_the_value_registers() {
         let (program, timing) = first_of("@!%q add.f32 %d, %a, %b;");
-        assert_eq!(program.value_regs, 9);
+        assert_eq!(program.scoreboard_value_regs, 9);
         assert_eq!(timing.pipe, Pipe::Fp32);
         assert_eq!(timing.operands.reads(), [9 + 1, 0, 1]);
         assert_eq!(timing.operands.writes(), [3]);
@@ -989,7 +992,7 @@ mod tests {
         assert_eq!(timing.operands.reads(), [10, 9]);
         assert_eq!(timing.operands.writes(), [6]);
         let (program, timing) = first_of("vote.sync.any.pred %q, %p, %v;");
-        assert_eq!(program.value_regs, 9);
+        assert_eq!(program.scoreboard_value_regs, 9);
         assert_eq!(timing.pipe, Pipe::WarpShuffle);
         assert_eq!(timing.operands.reads(), [9, 7]);
         assert_eq!(timing.operands.writes(), [9 + 1]);
@@ -1070,7 +1073,7 @@ mod tests {
                     let program = Program::lower(module, warpsim_ir::KernelId(index as u32))
                         .unwrap_or_else(|error| panic!("{name} does not lower: {error}"));
                     kernels += 1;
-                    let registers = program.value_regs + program.pred_regs;
+                    let registers = program.scoreboard_value_regs + program.pred_regs;
                     let timings = instruction_timings(&program);
                     assert_eq!(timings.len(), program.code.len());
                     for (pc, (timing, instruction)) in timings.iter().zip(&program.code).enumerate()
@@ -1085,7 +1088,10 @@ mod tests {
                             );
                         }
                         if let Some(guard) = instruction.guard {
-                            assert_eq!(operands.reads()[0], program.value_regs + guard.pred);
+                            assert_eq!(
+                                operands.reads()[0],
+                                program.scoreboard_value_regs + guard.pred
+                            );
                         }
                         if matches!(
                             instruction.kind,
