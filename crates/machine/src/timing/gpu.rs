@@ -131,8 +131,12 @@ pub(crate) fn run_gpu<'a>(
         .collect();
     let parallel = host_threads > 1 && !env.runs_sms_in_turn();
     #[cfg(target_arch = "x86_64")]
-    let hardware_fma =
-        std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma");
+    let hardware_fma = std::arch::is_x86_feature_detected!("avx2")
+        && std::arch::is_x86_feature_detected!("fma")
+        && std::arch::is_x86_feature_detected!("popcnt")
+        && std::arch::is_x86_feature_detected!("lzcnt")
+        && std::arch::is_x86_feature_detected!("bmi1")
+        && std::arch::is_x86_feature_detected!("bmi2");
     #[cfg(not(target_arch = "x86_64"))]
     let hardware_fma = false;
     let launch_latency = u64::from(timing_config.block_launch_latency);

@@ -625,18 +625,19 @@ impl<'a> Sm<'a> {
         #[cfg(target_arch = "x86_64")]
         if shared.hardware_fma {
             // SAFETY: `hardware_fma` is set only when the running CPU
-            // reports AVX2 and FMA (`gpu.rs`), the one requirement of a
-            // `target_feature` function.
+            // reports AVX2, FMA, POPCNT, LZCNT, BMI1 and BMI2 (`gpu.rs`),
+            // the one requirement of a `target_feature` function.
             return unsafe { self.run_until_avx2_fma(shared, stats, end) };
         }
         self.run_until_with::<false>(shared, stats, end)
     }
 
-    /// The loop compiled for hosts with AVX2 and FMA: the lane loops of
-    /// `semantics.rs` vectorise far better, and hardware FMA gives
-    /// `fma.rn.f32` its single rounding directly.
+    /// The loop compiled for hosts with AVX2 and FMA (and the bit
+    /// instructions every such CPU has): the lane loops of `semantics.rs`
+    /// vectorise far better, hardware FMA gives `fma.rn.f32` its single
+    /// rounding directly, and counting a mask's lanes is one instruction.
     #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2,fma")]
+    #[target_feature(enable = "avx2,fma,popcnt,lzcnt,bmi1,bmi2")]
     unsafe fn run_until_avx2_fma(
         &mut self,
         shared: &Shared<'_, 'a>,
@@ -696,7 +697,7 @@ impl<'a> Sm<'a> {
     #[cold]
     fn set_up_blocks(&mut self, env: &LaunchEnv<'a>, stats: &mut RunStats) {
         self.setups_pending = false;
-        let registers = (env.program.value_regs + env.program.pred_regs) as usize;
+        let registers = (env.program.scoreboard_value_regs + env.program.pred_regs) as usize;
         let warp_count = env.warps_per_block();
         let sub_partitions = self.sub_partitions.len();
         for (slot, block) in self.slots.iter_mut().enumerate() {
