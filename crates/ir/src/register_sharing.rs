@@ -9,6 +9,10 @@
 //! holds several times the storage the program needs; two registers that
 //! are never live at the same point of any thread can use the same lanes.
 //!
+//! The analysis works on any code over the blocks of a [`Cfg`]: the
+//! machine runs it on lowered code, where literals and special registers
+//! are registers set when a warp starts.
+//!
 //! Liveness is per thread: the analysis runs on the control-flow graph that
 //! one thread follows, so lanes of a warp on different paths each see their
 //! own registers. A guarded instruction may leave its destination as it was
@@ -19,61 +23,41 @@
 //! yet (another lane's, for a shuffle or a matrix instruction).
 
 use crate::cfg::{Cfg, Successor};
-use crate::kernel::{Kernel, RegId};
-use crate::merge::read_registers;
 
-/// Above this many registers in the class the interference matrix (a bit
-/// per pair) would pass 8 MiB; each register then keeps storage of its own.
+/// Above this many registers the interference matrix (a bit per pair)
+/// would pass 8 MiB; each register then keeps storage of its own.
 const MAX_SHARED_REGISTERS: usize = 8192;
 
-/// A storage slot for every register of `kernel` that `in_class` accepts
-/// (`None` for the others), and how many slots there are. Registers share
-/// a slot only when no thread can need both values at one point; slots are
-/// numbered from zero in the order of the registers that open them, so the
-/// result depends only on the kernel.
-pub fn share_registers(
-    kernel: &Kernel,
-    in_class: impl Fn(RegId) -> bool,
-) -> (Vec<Option<u32>>, u32) {
-    let registers = kernel.regs.len();
-    // Dense indices of the registers in the class.
-    let mut dense = vec![None; registers];
-    let mut members = Vec::new();
-    for index in 0..registers {
-        let reg = RegId(index as u32);
-        if in_class(reg) {
-            dense[index] = Some(members.len());
-            members.push(reg);
-        }
+/// The registers one instruction reads and writes, as dense indices.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RegisterUse {
+    pub reads: Vec<u32>,
+    pub writes: Vec<u32>,
+    /// Whether the writes replace the registers' values in every thread
+    /// that runs the instruction (it has no guard).
+    pub unguarded: bool,
+}
+
+/// A storage slot for each of `registers` registers, and how many slots
+/// there are, for code whose instruction `i` (in the blocks of `cfg`) uses
+/// registers as `uses[i]` says. `defined_at_entry` are registers a thread
+/// starts with a value in (set before the first instruction): they never
+/// share with one another, nor with a register read before it is written.
+/// Registers share a slot only when no thread can need both values at one
+/// point; slots are numbered from zero in the order of the registers that
+/// open them, so the result depends only on the code.
+pub fn share_slots(
+    cfg: &Cfg,
+    uses: &[RegisterUse],
+    registers: usize,
+    defined_at_entry: &[u32],
+) -> (Vec<u32>, u32) {
+    if registers > MAX_SHARED_REGISTERS || cfg.blocks.is_empty() {
+        return ((0..registers as u32).collect(), registers as u32);
     }
-    let count = members.len();
-    if count > MAX_SHARED_REGISTERS {
-        let slots = dense
-            .iter()
-            .map(|slot| slot.map(|slot| slot as u32))
-            .collect();
-        return (slots, count as u32);
-    }
-    let words = count.div_ceil(64);
-    let instructions: Vec<(Vec<usize>, Vec<usize>, bool)> = kernel
-        .instrs
-        .iter()
-        .map(|instr| {
-            let dense_of = |regs: Vec<RegId>| -> Vec<usize> {
-                regs.into_iter()
-                    .filter_map(|reg| dense[reg.index()])
-                    .collect()
-            };
-            (
-                dense_of(read_registers(instr)),
-                dense_of(instr.op.destinations()),
-                instr.guard.is_none(),
-            )
-        })
-        .collect();
-    let cfg = Cfg::build(kernel);
-    let live_in = live_into_blocks(&cfg, &instructions, words);
-    let mut interference = vec![0u64; count * words];
+    let words = registers.div_ceil(64);
+    let live_in = live_into_blocks(cfg, uses, words);
+    let mut interference = vec![0u64; registers * words];
     let mut add_edge = |a: usize, b: usize| {
         if a != b {
             interference[a * words + b / 64] |= 1 << (b % 64);
@@ -82,39 +66,51 @@ pub fn share_registers(
     };
     let mut live = vec![0u64; words];
     for (block_index, block) in cfg.blocks.iter().enumerate() {
-        live_out_of(&cfg, block_index, &live_in, &mut live);
-        for (reads, writes, kills) in instructions[block.start.index()..block.end.index()]
-            .iter()
-            .rev()
-        {
-            for &written in writes {
+        live_out_of(cfg, block_index, &live_in, &mut live);
+        for used in uses[block.start.index()..block.end.index()].iter().rev() {
+            for &written in &used.writes {
+                let written = written as usize;
                 for_each_bit(&live, |other| add_edge(written, other));
-                for &other in reads.iter().chain(writes) {
-                    add_edge(written, other);
+                for &other in used.reads.iter().chain(&used.writes) {
+                    add_edge(written, other as usize);
                 }
             }
-            if *kills {
-                for &written in writes {
-                    live[written / 64] &= !(1 << (written % 64));
+            if used.unguarded {
+                for &written in &used.writes {
+                    live[written as usize / 64] &= !(1 << (written % 64));
                 }
             }
-            for &read in reads {
-                live[read / 64] |= 1 << (read % 64);
+            for &read in &used.reads {
+                live[read as usize / 64] |= 1 << (read % 64);
             }
+        }
+    }
+    // What a thread holds before its first instruction: registers set at
+    // entry and those read before any write (which read the zero every
+    // register starts at).
+    let mut at_entry = live_in[0].clone();
+    for &register in defined_at_entry {
+        at_entry[register as usize / 64] |= 1 << (register % 64);
+    }
+    let mut entry_registers = Vec::new();
+    for_each_bit(&at_entry, |register| entry_registers.push(register));
+    for (index, &first) in entry_registers.iter().enumerate() {
+        for &second in &entry_registers[index + 1..] {
+            add_edge(first, second);
         }
     }
     // Greedy colouring in register order: each takes the lowest slot none
     // of its neighbours coloured so far holds.
-    let mut color = vec![u32::MAX; count];
+    let mut color = vec![u32::MAX; registers];
     let mut slots = 0u32;
     let mut taken = Vec::new();
-    for register in 0..count {
+    for register in 0..registers {
         taken.clear();
         taken.resize(slots as usize + 1, false);
         let row = &interference[register * words..(register + 1) * words];
         for_each_bit(row, |neighbour| {
-            if let Some(slot) = color.get(neighbour).filter(|&&slot| slot != u32::MAX) {
-                taken[*slot as usize] = true;
+            if color[neighbour] != u32::MAX {
+                taken[color[neighbour] as usize] = true;
             }
         });
         let slot = taken
@@ -124,35 +120,28 @@ pub fn share_registers(
         color[register] = slot;
         slots = slots.max(slot + 1);
     }
-    let slot_of = dense
-        .iter()
-        .map(|index| index.map(|index| color[index]))
-        .collect();
-    (slot_of, slots)
+    (color, slots)
 }
 
 /// The registers live on entry to each block, by iterating the dataflow
 /// equations to their fixed point (blocks in reverse order, which for
 /// loop-free code is one pass).
-fn live_into_blocks(
-    cfg: &Cfg,
-    instructions: &[(Vec<usize>, Vec<usize>, bool)],
-    words: usize,
-) -> Vec<Vec<u64>> {
+fn live_into_blocks(cfg: &Cfg, uses: &[RegisterUse], words: usize) -> Vec<Vec<u64>> {
     let blocks = cfg.blocks.len();
     // Per block: read before any unguarded write in it, and written unguarded.
-    let mut uses = vec![vec![0u64; words]; blocks];
+    let mut read_first = vec![vec![0u64; words]; blocks];
     let mut kills = vec![vec![0u64; words]; blocks];
     for (index, block) in cfg.blocks.iter().enumerate() {
-        for (reads, writes, kill) in &instructions[block.start.index()..block.end.index()] {
-            for &read in reads {
-                if kills[index][read / 64] & (1 << (read % 64)) == 0 {
-                    uses[index][read / 64] |= 1 << (read % 64);
+        for used in &uses[block.start.index()..block.end.index()] {
+            for &read in &used.reads {
+                let (word, bit) = (read as usize / 64, 1 << (read % 64));
+                if kills[index][word] & bit == 0 {
+                    read_first[index][word] |= bit;
                 }
             }
-            if *kill {
-                for &written in writes {
-                    kills[index][written / 64] |= 1 << (written % 64);
+            if used.unguarded {
+                for &written in &used.writes {
+                    kills[index][written as usize / 64] |= 1 << (written % 64);
                 }
             }
         }
@@ -165,7 +154,7 @@ fn live_into_blocks(
         for index in (0..blocks).rev() {
             live_out_of(cfg, index, &live_in, &mut out);
             for word in 0..words {
-                let value = uses[index][word] | (out[word] & !kills[index][word]);
+                let value = read_first[index][word] | (out[word] & !kills[index][word]);
                 if value != live_in[index][word] {
                     live_in[index][word] = value;
                     changed = true;

@@ -220,7 +220,9 @@ impl<'a> BlockRunner<'a> {
                 instructions: 0,
                 clock: 0,
                 last_wavefronts: warpsim_banks::Wavefronts::default(),
-                stats: RunStats::new(env.program.code.len()),
+                // The runner counts into the set its SM lends it for each
+                // call (`swap_stats`), so it needs none of its own.
+                stats: RunStats::new(0),
                 arbiter: BankArbiter::new(env.config.shared_memory.bank_config()),
                 shared_addresses: [0; WARP_SIZE],
                 sectors: Vec::with_capacity(2 * WARP_SIZE),

@@ -10,6 +10,7 @@
 //! learns its reconvergence point (the immediate post-dominator).
 
 use warpsim_ir as ir;
+use warpsim_ir::register_sharing::{share_slots, RegisterUse};
 use warpsim_ir::{
     AddressBase, AtomOp, BarrierKind, BarrierReduction, BinaryOp, BoolOp, CmpOp, Kernel, Module,
     MulAddMode, Op, Operand, PredOperand, ReduxOp, Rounding, ScalarType, ShuffleMode, SourceLoc,
@@ -991,7 +992,13 @@ struct Lowerer<'a> {
     kernel: &'a Kernel,
     /// For each IR register: its index in the value or predicate file.
     reg_slot: Vec<u32>,
+    /// Value registers numbered so far, one per PTX register then one per
+    /// hidden register in the order they are made (the scoreboard's
+    /// numbering).
     value_regs: u32,
+    /// Where each value register of that numbering is stored, when
+    /// registers share slots ([`Program::lower`]).
+    value_slot: Option<&'a [u32]>,
     warp_inits: Vec<(ValueReg, WarpInit)>,
     /// The hidden register of each literal or special register, so each gets one.
     hidden: std::collections::HashMap<WarpInit, ValueReg>,
@@ -1023,19 +1030,34 @@ impl Program {
     /// Lowers `kernel` of `module` (which must have passed the verifier).
     pub fn lower(module: &Module, kernel: ir::KernelId) -> Result<Program, LowerError> {
         let kernel = &module.kernels[kernel.index()];
-        let is_value = |reg: ir::RegId| kernel.reg(reg).ty != ScalarType::Pred;
-        let (shared, slots) = ir::register_sharing::share_registers(kernel, is_value);
-        let mut program = Self::lower_with_slots(module, kernel, &shared, slots)?;
-        // One slot per value register, in declaration order.
-        let mut own = Vec::with_capacity(kernel.regs.len());
-        let mut values = 0;
-        for index in 0..kernel.regs.len() {
-            own.push(is_value(ir::RegId(index as u32)).then(|| {
-                values += 1;
-                values - 1
-            }));
-        }
-        let scoreboard = Self::lower_with_slots(module, kernel, &own, values)?;
+        // First with a value register per PTX register and per hidden
+        // register: the scoreboard's numbering, and the code whose
+        // registers' live ranges decide which can share a slot.
+        let scoreboard = Self::lower_with_slots(module, kernel, None)?;
+        let registers = scoreboard.value_regs;
+        let uses: Vec<RegisterUse> = scoreboard
+            .code
+            .iter()
+            .map(|instruction| {
+                let operands = crate::timing::operands::operands(instruction, registers);
+                let values =
+                    |list: &[u32]| list.iter().copied().filter(|&r| r < registers).collect();
+                RegisterUse {
+                    reads: values(operands.reads()),
+                    writes: values(operands.writes()),
+                    unguarded: instruction.guard.is_none(),
+                }
+            })
+            .collect();
+        let set_at_start: Vec<u32> = scoreboard.warp_inits.iter().map(|&(reg, _)| reg).collect();
+        let (slots, slot_count) = share_slots(
+            &ir::cfg::Cfg::build(kernel),
+            &uses,
+            registers as usize,
+            &set_at_start,
+        );
+        let mut program = Self::lower_with_slots(module, kernel, Some(&slots))?;
+        program.value_regs = slot_count;
         program.scoreboard_code = scoreboard.code;
         program.scoreboard_value_regs = scoreboard.value_regs;
         tracing::debug!(
@@ -1052,21 +1074,22 @@ impl Program {
         Ok(program)
     }
 
-    /// Lowers `kernel` with value register `r` of the IR in slot
-    /// `value_slot[r]` of `value_slots` (`None` for predicates), hidden
-    /// registers after them; `scoreboard_code` is left empty.
+    /// Lowers `kernel`, value register `r` of the scoreboard's numbering
+    /// stored in slot `value_slot[r]` (in its own slot without a map);
+    /// `scoreboard_code` is left empty, and `value_regs` is the number of
+    /// registers of the scoreboard's numbering.
     fn lower_with_slots(
         module: &Module,
         kernel: &Kernel,
-        value_slot: &[Option<u32>],
-        value_slots: u32,
+        value_slot: Option<&[u32]>,
     ) -> Result<Program, LowerError> {
         let read = read_registers(kernel);
         let mut lowerer = Lowerer {
             module,
             kernel,
             reg_slot: Vec::with_capacity(kernel.regs.len()),
-            value_regs: value_slots,
+            value_regs: 0,
+            value_slot,
             warp_inits: Vec::new(),
             hidden: std::collections::HashMap::new(),
             symbol_address: vec![0; kernel.symbols.len()],
@@ -1077,13 +1100,13 @@ impl Program {
             read,
         };
         let mut pred_regs = 0;
-        for slot in value_slot {
-            match slot {
-                Some(slot) => lowerer.reg_slot.push(*slot),
-                None => {
-                    lowerer.reg_slot.push(pred_regs);
-                    pred_regs += 1;
-                }
+        for reg in &kernel.regs {
+            if reg.ty == ScalarType::Pred {
+                lowerer.reg_slot.push(pred_regs);
+                pred_regs += 1;
+            } else {
+                let slot = lowerer.new_value_register();
+                lowerer.reg_slot.push(slot);
             }
         }
         let layout = lowerer.layout_symbols()?;
@@ -1388,19 +1411,26 @@ impl Lowerer<'_> {
     /// instruction of the IR names, zero when a warp starts (PTX leaves the
     /// flag's first value undefined).
     fn carry_flag_register(&mut self) -> ValueReg {
-        *self.carry_flag.get_or_insert_with(|| {
-            let reg = self.value_regs;
-            self.value_regs += 1;
-            reg
-        })
+        if let Some(reg) = self.carry_flag {
+            return reg;
+        }
+        let reg = self.new_value_register();
+        self.carry_flag = Some(reg);
+        reg
+    }
+
+    /// Numbers a new value register; returns its slot.
+    fn new_value_register(&mut self) -> ValueReg {
+        let reg = self.value_regs;
+        self.value_regs += 1;
+        self.value_slot.map_or(reg, |slots| slots[reg as usize])
     }
 
     fn hidden_register(&mut self, init: WarpInit) -> ValueReg {
         if let Some(&reg) = self.hidden.get(&init) {
             return reg;
         }
-        let reg = self.value_regs;
-        self.value_regs += 1;
+        let reg = self.new_value_register();
         self.warp_inits.push((reg, init));
         self.hidden.insert(init, reg);
         reg

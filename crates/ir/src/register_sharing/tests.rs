@@ -3,21 +3,43 @@
 //! branches.
 
 use super::*;
+use crate::cfg::Cfg;
+use crate::merge::read_registers;
 use crate::{parse_module, ScalarType};
 
 /// The slot of each value register of the only kernel of `text`, by name,
-/// and the number of slots.
+/// and the number of slots, sharing the IR's value registers.
 fn slots(text: &str) -> (Vec<(String, u32)>, u32) {
     let module = parse_module("sharing.kir", text).expect("parses");
     let kernel = &module.kernels[0];
-    let (slot_of, count) = share_registers(kernel, |reg| kernel.reg(reg).ty != ScalarType::Pred);
-    let named = kernel
-        .regs
+    // Dense indices of the value registers.
+    let mut dense = vec![None; kernel.regs.len()];
+    let mut names = Vec::new();
+    for (index, decl) in kernel.regs.iter().enumerate() {
+        if decl.ty != ScalarType::Pred {
+            dense[index] = Some(names.len() as u32);
+            names.push(decl.name.clone());
+        }
+    }
+    let uses: Vec<RegisterUse> = kernel
+        .instrs
         .iter()
-        .zip(&slot_of)
-        .filter_map(|(decl, slot)| slot.map(|slot| (decl.name.clone(), slot)))
+        .map(|instr| RegisterUse {
+            reads: read_registers(instr)
+                .into_iter()
+                .filter_map(|reg| dense[reg.index()])
+                .collect(),
+            writes: instr
+                .op
+                .destinations()
+                .into_iter()
+                .filter_map(|reg| dense[reg.index()])
+                .collect(),
+            unguarded: instr.guard.is_none(),
+        })
         .collect();
-    (named, count)
+    let (slot_of, count) = share_slots(&Cfg::build(kernel), &uses, names.len(), &[]);
+    (names.into_iter().zip(slot_of).collect(), count)
 }
 
 fn slot(named: &[(String, u32)], name: &str) -> u32 {
@@ -130,4 +152,29 @@ DONE:
     assert_ne!(slot(&named, "%x"), slot(&named, "%a"));
     assert_ne!(slot(&named, "%o"), slot(&named, "%r"));
     assert_eq!(count, 2);
+}
+
+#[test]
+fn registers_set_at_entry_never_share_with_each_other_or_with_a_register_read_first() {
+    // Code over three registers: 0 read before any write, 1 and 2 set at
+    // entry and never read.
+    let module = parse_module(
+        "sharing.kir",
+        ".kernel k()
+{
+    exit;
+}",
+    )
+    .expect("parses");
+    let cfg = Cfg::build(&module.kernels[0]);
+    let uses = [RegisterUse {
+        reads: vec![0],
+        writes: vec![],
+        unguarded: true,
+    }];
+    let (slots, count) = share_slots(&cfg, &uses, 3, &[1, 2]);
+    assert_eq!(slots, [0, 1, 2]);
+    assert_eq!(count, 3);
+    // Without the entry values, all three can share one slot.
+    assert_eq!(share_slots(&cfg, &uses, 3, &[]), (vec![0, 0, 0], 1));
 }
