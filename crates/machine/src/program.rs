@@ -2949,6 +2949,46 @@ mod tests {
     use super::*;
 
     #[test]
+    fn registers_never_live_together_share_slots_and_the_scoreboard_keeps_one_each() {
+        let module = ir::parse_and_verify(
+            "sharing.kir",
+            ".kernel k(.param .u64 out)
+{
+    .reg .u32 %t, %a, %b;
+    .reg .u64 %o, %offset, %address;
+    ld.param.u64 %o, [out];
+    mov.u32 %t, %tid.x;
+    add.u32 %a, %t, 3;
+    mul.lo.u32 %b, %a, 5;
+    mul.wide.u32 %offset, %t, 4;
+    add.s64 %address, %o, %offset;
+    st.global.u32 [%address], %b;
+    exit;
+}",
+        )
+        .expect("it verifies");
+        let program = Program::lower(&module, ir::KernelId(0)).expect("it lowers");
+        // Six PTX registers and four hidden ones (%tid.x and the literals
+        // 3, 5 and 4), each its own register for the scoreboard.
+        assert_eq!(program.scoreboard_value_regs, 10);
+        assert_eq!(program.warp_inits.len(), 4);
+        // The four hidden registers are set at the start and %o is live
+        // with all of them: five slots; %t, written by the instruction that
+        // reads %tid.x, needs a sixth. %a, %b, %offset and %address each
+        // take a slot whose register was read for the last time before
+        // them: six slots in all.
+        assert_eq!(program.value_regs, 6);
+        let Kind::Store { addr, .. } = program.code[6].kind else {
+            panic!("the store is the seventh instruction: {:?}", program.code[6]);
+        };
+        let Kind::IntBinary { dst: address, .. } = program.code[5].kind else {
+            panic!("the address is added by the sixth: {:?}", program.code[5]);
+        };
+        assert_eq!(addr.base, Some(address));
+        assert!(address < program.value_regs);
+    }
+
+    #[test]
     fn shared_variables_are_named_as_in_cuda() {
         let name = |mangled: &str| {
             SharedVariable {
