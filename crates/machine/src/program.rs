@@ -2979,7 +2979,10 @@ mod tests {
         // them: six slots in all.
         assert_eq!(program.value_regs, 6);
         let Kind::Store { addr, .. } = program.code[6].kind else {
-            panic!("the store is the seventh instruction: {:?}", program.code[6]);
+            panic!(
+                "the store is the seventh instruction: {:?}",
+                program.code[6]
+            );
         };
         let Kind::IntBinary { dst: address, .. } = program.code[5].kind else {
             panic!("the address is added by the sixth: {:?}", program.code[5]);
