@@ -1060,6 +1060,8 @@ impl Program {
         program.value_regs = slot_count;
         program.scoreboard_code = scoreboard.code;
         program.scoreboard_value_regs = scoreboard.value_regs;
+        // The uniformity analysis depends on the IR alone: once per kernel.
+        program.divergent_barriers = ir::uniformity::divergent_barriers(kernel);
         tracing::debug!(
             kernel = %kernel.name,
             instructions = program.code.len(),
@@ -1076,8 +1078,9 @@ impl Program {
 
     /// Lowers `kernel`, value register `r` of the scoreboard's numbering
     /// stored in slot `value_slot[r]` (in its own slot without a map);
-    /// `scoreboard_code` is left empty, and `value_regs` is the number of
-    /// registers of the scoreboard's numbering.
+    /// `scoreboard_code` and `divergent_barriers` are left empty, and
+    /// `value_regs` is the number of registers of the scoreboard's
+    /// numbering.
     fn lower_with_slots(
         module: &Module,
         kernel: &Kernel,
@@ -1172,7 +1175,7 @@ impl Program {
                 .instrs
                 .iter()
                 .any(|instr| communicates_across_blocks(&instr.op, &lowerer.read)),
-            divergent_barriers: ir::uniformity::divergent_barriers(kernel),
+            divergent_barriers: Vec::new(),
         })
     }
 }

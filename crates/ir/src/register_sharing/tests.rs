@@ -178,3 +178,19 @@ fn registers_set_at_entry_never_share_with_each_other_or_with_a_register_read_fi
     // Without the entry values, all three can share one slot.
     assert_eq!(share_slots(&cfg, &uses, 3, &[]), (vec![0, 0, 0], 1));
 }
+
+#[test]
+fn past_the_matrix_limit_every_register_keeps_its_own_slot() {
+    let module = parse_module("sharing.kir", ".kernel k()\n{\n    exit;\n}").expect("parses");
+    let cfg = Cfg::build(&module.kernels[0]);
+    let uses = [RegisterUse::default()];
+    // At the limit the registers, never used, all share one slot; one
+    // past it, none does.
+    assert_eq!(share_slots(&cfg, &uses, MAX_SHARED_REGISTERS, &[]).1, 1);
+    let (slots, count) = share_slots(&cfg, &uses, MAX_SHARED_REGISTERS + 1, &[]);
+    assert_eq!(count as usize, MAX_SHARED_REGISTERS + 1);
+    assert!(slots
+        .iter()
+        .enumerate()
+        .all(|(index, &slot)| slot as usize == index));
+}
