@@ -20,7 +20,8 @@
 //! register's previous value. An instruction's destinations interfere with
 //! its own sources as well as with what is live after it, so no lowering of
 //! it has to worry about a destination overwriting a source it has not read
-//! yet (another lane's, for a shuffle or a matrix instruction).
+//! yet (another lane's, for a shuffle or a matrix instruction). Registers
+//! written late (see [`RegisterUse::written_late`]) share with nothing.
 
 use crate::cfg::{Cfg, Successor};
 
@@ -36,6 +37,12 @@ pub struct RegisterUse {
     /// Whether the writes replace the registers' values in every thread
     /// that runs the instruction (it has no guard).
     pub unguarded: bool,
+    /// Whether the writes land some time after the instruction runs (a
+    /// machine may deliver an atomic's old value later): each written
+    /// register then keeps a slot no other register uses, since a thread
+    /// for which it is dead from the instruction on could otherwise have
+    /// written another value to the slot before it lands.
+    pub written_late: bool,
 }
 
 /// A storage slot for each of `registers` registers, and how many slots
@@ -97,6 +104,13 @@ pub fn share_slots(
     for (index, &first) in entry_registers.iter().enumerate() {
         for &second in &entry_registers[index + 1..] {
             add_edge(first, second);
+        }
+    }
+    for used in uses.iter().filter(|used| used.written_late) {
+        for &written in &used.writes {
+            for other in 0..registers {
+                add_edge(written as usize, other);
+            }
         }
     }
     // Greedy colouring in register order: each takes the lowest slot none

@@ -21,6 +21,7 @@ use crate::printf;
 use crate::program::*;
 use crate::semantics::{fault, Fault};
 use crate::stats::InstrStats;
+use crate::store_buffer::{AtomicResult, PendingAtomic};
 use crate::warp::{Warp, WARP_SIZE};
 use crate::weak_memory::{AccessOrdering, GlobalThread, WeakMemory};
 
@@ -1110,20 +1111,34 @@ pub(crate) fn atomic(
                 write_bytes(&mut state.shared, offset as usize, size, new);
                 (old, new)
             }
-            Target::Global(address) if dst.is_none() && env.weak_memory.is_none() => {
-                // A reduction: nothing sees its old value, so it waits in
-                // the block's store buffer with the stores (`store_buffer.rs`).
+            Target::Global(address) if env.weak_memory.is_none() => {
+                // It waits in the block's store buffer with the stores
+                // until the window's end, which hands its old value, if a
+                // thread reads it, to the register (`store_buffer.rs`).
                 push_sectors(&mut state.sectors, address, size);
-                let applied = state
+                let pending = PendingAtomic {
+                    address,
+                    size,
+                    op,
+                    ty,
+                    operand,
+                    swap,
+                    result: dst.map(|register| AtomicResult {
+                        warp: warp.index,
+                        register,
+                        lane: lane as u32,
+                    }),
+                };
+                let performed = state
                     .stores
-                    .reduce(env.global, address, size, op, ty, operand)
+                    .atomic(env.global, pending)
                     .map_err(|_| out_of_bounds())?;
                 if let Some(races) = global_races.as_mut() {
                     observe_atomic(races, global_accessor(env, state, warp, lane, pc));
                 }
-                // Held back, its old value is not known yet: (0, 1) counts
-                // it as a change, as a store is.
-                applied.unwrap_or((0, 1))
+                // A reduction held back: its old value is not known yet;
+                // (0, 1) counts it as a change, as a store is.
+                performed.unwrap_or((0, 1))
             }
             Target::Global(address) => {
                 push_sectors(&mut state.sectors, address, size);

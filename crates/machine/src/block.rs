@@ -63,21 +63,20 @@ impl LaunchEnv<'_> {
         (self.block_dim.iter().product::<u32>() as usize).div_ceil(WARP_SIZE)
     }
 
-    /// Whether SMs must take turns within a time window, with global stores
-    /// going straight to memory: when blocks communicate, and in the
-    /// explore model, whose weak memory sees every access in one order.
+    /// Whether SMs must take turns within a time window: in the explore
+    /// model, whose weak memory sees every access in one order, and when
+    /// the global race checker, which sees every access, runs.
     pub(crate) fn runs_sms_in_turn(&self) -> bool {
-        self.program.communicates_across_blocks
-            || self.weak_memory.is_some()
-            || self.global_races.is_some()
+        self.weak_memory.is_some() || self.global_races.is_some()
     }
 
-    /// Whether a block's weak global stores wait for the window's end: not
-    /// when blocks communicate, nor in the explore model. (The race checker
-    /// runs SMs in turn but keeps the buffers, so that a checked run
-    /// computes what a plain one does.)
+    /// Whether a block's global stores and atomics wait for the window's
+    /// end (`store_buffer.rs`): always but in the explore model, where they
+    /// go straight to its weak memory. (The race checker runs SMs in turn
+    /// but keeps the buffers, so that a checked run computes what a plain
+    /// one does.)
     pub(crate) fn buffers_stores(&self) -> bool {
-        !self.program.communicates_across_blocks && self.weak_memory.is_none()
+        self.weak_memory.is_none()
     }
 
     /// The global-memory race checker, locked.
@@ -247,14 +246,20 @@ impl<'a> BlockRunner<'a> {
         std::mem::replace(&mut self.state.stores, empty)
     }
 
-    /// The block's pending weak global stores.
-    pub(crate) fn stores(&self) -> &StoreBuffer {
-        &self.state.stores
-    }
-
     /// Forgets the block's pending weak global stores, once applied.
     pub(crate) fn clear_stores(&mut self) {
         self.state.stores.clear();
+    }
+
+    /// Applies the block's pending global stores and atomics to memory
+    /// (`StoreBuffer::apply`), and writes the old values the atomics found
+    /// into the registers that take them.
+    pub(crate) fn apply_stores(&mut self, global: &crate::memory::GlobalMemory) {
+        let warps = &mut self.warps;
+        self.state.stores.apply(global, |result, old| {
+            let warp = &mut warps[result.warp as usize];
+            warp.values[result.register as usize * WARP_SIZE + result.lane as usize] = old;
+        });
     }
 
     /// The `printf` output of the last block run, and how many bytes of it

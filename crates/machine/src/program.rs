@@ -69,10 +69,11 @@ pub struct Program {
     /// Whether blocks may communicate through global memory: the kernel has
     /// global or generic atomics that return a value, or strong
     /// (`.volatile`, `.relaxed`, `.acquire`, `.release`) global or generic
-    /// accesses. Such kernels run their SMs one after another in SM order
-    /// within each time window, so their results do not depend on the
-    /// number of host threads. (Reductions return nothing: they wait in
-    /// the blocks' store buffers until the window ends.)
+    /// accesses. In such kernels a spinning block may wait for another
+    /// one, so the livelock check at a window's end waits until every
+    /// resident block spins (`timing/gpu.rs`). (Their SMs still run side by
+    /// side: global stores and atomics wait in the blocks' store buffers
+    /// until the window ends, `store_buffer.rs`.)
     pub communicates_across_blocks: bool,
     /// The block barriers that the static uniformity analysis finds
     /// reachable by control flow that can differ between the threads of a
@@ -1042,10 +1043,21 @@ impl Program {
                 let operands = crate::timing::operands::operands(instruction, registers);
                 let values =
                     |list: &[u32]| list.iter().copied().filter(|&r| r < registers).collect();
+                // A global atomic's old value lands when the window ends
+                // (`store_buffer.rs`).
+                let written_late = matches!(
+                    instruction.kind,
+                    Kind::Atom {
+                        space: StateSpace::Global | StateSpace::Generic,
+                        dst: Some(_),
+                        ..
+                    }
+                );
                 RegisterUse {
                     reads: values(operands.reads()),
                     writes: values(operands.writes()),
                     unguarded: instruction.guard.is_none(),
+                    written_late,
                 }
             })
             .collect();

@@ -14,28 +14,34 @@
 //! in the order they left, then the resident ones' in slot order). The PTX memory
 //! model allows this: without a fence, release or atomic, a weak store by
 //! one block need not become visible to another block at any particular
-//! time (PTX ISA, "Memory Consistency Model"). Kernels whose blocks do
-//! communicate through atomics or strong accesses
-//! (`Program::communicates_across_blocks`) run their SMs one after another
-//! instead, and their stores go straight to memory.
+//! time (PTX ISA, "Memory Consistency Model"). Strong stores (volatile,
+//! relaxed, release) wait here as weak ones do: another block sees them
+//! at the window's end, which is sooner than a round trip through the L2
+//! would let it on hardware (a window is `block_launch_latency`, 200
+//! cycles; an L2 hit takes 251).
 //!
-//! Reductions (`red`, an `atom` whose old value goes nowhere) wait here
-//! too: no thread can see what they return, so a kernel whose only
-//! traffic between blocks is reductions (a histogram, a sum of per-block
-//! partial sums) does not communicate in that sense, and its SMs run side
-//! by side. At the window's end a buffer applies its reductions, each
-//! word's in the order issued, then its stores; the block's own threads
-//! see their pending reductions at once. A reduction to bytes the block
-//! has a pending store to is folded into that store, so the block's
-//! program order holds. The order is fixed on every host (SM order;
-//! within an SM, the buffers' order above; within a buffer, issue order),
-//! so sums of floats round the same way on every host, but it is not the
-//! order the SMs taking turns would give when blocks of one SM reduce the
-//! same word. Deviations, all for blocks that race on hardware, where
-//! either order can happen: a plain store and a reduction by different
-//! blocks of one SM to one word in one window are applied reductions
-//! first; a reduction folded into a block's pending store overwrites, at
-//! the window's end, what other blocks reduced into those bytes in it.
+//! Global atomics wait here too: `red`, an `atom` whose old value goes
+//! nowhere, and an `atom` whose old value a thread reads. At the window's
+//! end a buffer applies its atomics, each word's in the order issued, then
+//! its stores; an atomic whose old value is read gets the value it found
+//! in memory then, which the buffer hands back ([`AtomicResult`]) for the
+//! SM to write into the thread's register. The timing model holds that
+//! register's readers until the window has ended (an atomic takes
+//! `atomic_latency`, 300 cycles, longer than a window), so no thread reads
+//! an old value before it is known, and the order in which the atomics of
+//! different blocks meet memory is fixed on every host: SM order; within
+//! an SM, the buffers' order above; within a buffer, issue order. A ticket
+//! counter hands out the same tickets, and sums of floats round the same
+//! way, whatever the host's threads. Until then the block's own threads
+//! see their pending atomics at once (a block that reads a counter it
+//! incremented sees its own increment). An atomic on bytes the block has
+//! a pending store to is folded into that store, so the block's program
+//! order holds; its old value is the stored one. Deviations, all for
+//! blocks that race on hardware, where either order can happen: a plain
+//! store and an atomic by different blocks of one SM to one word in one
+//! window are applied atomics first; an atomic folded into a block's
+//! pending store overwrites, at the window's end, what other blocks did to
+//! those bytes in it.
 
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -66,29 +72,43 @@ pub(crate) struct StoreBuffer {
     /// Pending words by address, in the order first stored (the order
     /// they are applied in, so applying them is the same on every host).
     words: IndexMap<u64, PendingWord, BuildHasherDefault<WordHasher>>,
-    /// Pending reductions by word (address / 8 * 8), words in the order
-    /// first reduced, each word's in the order issued (reductions of
-    /// different words commute, so this is issue order where it matters).
-    reductions: IndexMap<u64, Vec<PendingReduction>, BuildHasherDefault<WordHasher>>,
+    /// Pending atomics by word (address / 8 * 8), words in the order
+    /// first used, each word's in the order issued (atomics on different
+    /// words commute, so this is issue order where it matters).
+    atomics: IndexMap<u64, Vec<PendingAtomic>, BuildHasherDefault<WordHasher>>,
 }
 
-/// A reduction a block issued and has not yet applied.
+/// Where the old value of an atomic goes: a lane of a register of one of
+/// the block's warps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct AtomicResult {
+    pub warp: u32,
+    pub register: u32,
+    pub lane: u32,
+}
+
+/// A global atomic a block issued, as an operation on memory: its bytes,
+/// what it does to them, and where their old value goes (nowhere for a
+/// reduction).
 #[derive(Clone, Copy, Debug)]
-struct PendingReduction {
-    address: u64,
-    size: u32,
-    op: AtomOp,
-    ty: NumberType,
-    operand: u64,
+pub(crate) struct PendingAtomic {
+    pub address: u64,
+    pub size: u32,
+    pub op: AtomOp,
+    pub ty: NumberType,
+    pub operand: u64,
+    /// A compare-and-swap's new value.
+    pub swap: u64,
+    pub result: Option<AtomicResult>,
 }
 
-impl PendingReduction {
-    /// The reduction's bytes, `old`, updated.
+impl PendingAtomic {
+    /// The atomic's bytes, `old`, updated.
     fn update(&self, old: u64) -> u64 {
-        atomic_update(self.op, self.ty, old, self.operand, 0) & size_mask(self.size)
+        atomic_update(self.op, self.ty, old, self.operand, self.swap) & size_mask(self.size)
     }
 
-    /// Applies the reduction to `word`, the 8-byte word holding it.
+    /// Applies the atomic to `word`, the 8-byte word holding it.
     fn apply_to_word(&self, word: u64) -> u64 {
         let shift = (self.address % 8) * 8;
         let mask = size_mask(self.size);
@@ -98,10 +118,9 @@ impl PendingReduction {
 }
 
 impl StoreBuffer {
-    /// A buffer for a block of the launch: it holds stores back unless the
-    /// program's blocks communicate or the explore model's weak memory
-    /// orders global memory (then SMs run one after another, and stores go
-    /// straight to memory).
+    /// A buffer for a block of the launch: it holds stores and atomics
+    /// back unless the explore model's weak memory orders global memory
+    /// (then SMs run one after another, and they go straight to memory).
     pub(crate) fn for_launch(env: &crate::block::LaunchEnv) -> StoreBuffer {
         StoreBuffer::new(env.buffers_stores())
     }
@@ -148,55 +167,52 @@ impl StoreBuffer {
         Ok(())
     }
 
-    /// Reduces `size` bytes at `address` by `op` with `operand`: into the
-    /// buffer (folded into a pending store to those bytes, if any), or in
-    /// memory when not buffering, which gives the old and new bytes.
-    /// Out-of-bounds reductions fail either way.
-    pub(crate) fn reduce(
+    /// Performs `atomic`: into the buffer (folded into a pending store to
+    /// its bytes, if any), or in memory when not buffering. Returns the old
+    /// and new bytes: as memory had them, not buffering; as the block sees
+    /// them, buffering, when the atomic has a result (the one `apply` hands
+    /// back may differ, when other blocks' atomics on the word come first)
+    /// or is folded into a store; `None` for a reduction held back.
+    /// Out-of-bounds atomics fail either way.
+    pub(crate) fn atomic(
         &mut self,
         global: &GlobalMemory,
-        address: u64,
-        size: u32,
-        op: AtomOp,
-        ty: NumberType,
-        operand: u64,
+        atomic: PendingAtomic,
     ) -> Result<Option<(u64, u64)>, OutOfBounds> {
-        let reduction = PendingReduction {
-            address,
-            size,
-            op,
-            ty,
-            operand,
-        };
+        let (address, size) = (atomic.address, atomic.size);
         if !self.buffering {
             return global
-                .atomic(address, size, |old| reduction.update(old))
+                .atomic(address, size, |old| atomic.update(old))
                 .map(Some);
         }
         global.check(address, size)?;
         let word_address = address & !7;
-        let bytes = size_mask(size) << ((address % 8) * 8);
+        let shift = (address % 8) * 8;
         if let Some(word) = self
             .words
             .get(&word_address)
-            .filter(|word| word.mask & bytes != 0)
+            .filter(|word| word.mask & (size_mask(size) << shift) != 0)
         {
-            // After a store to those bytes: the store takes the reduction in.
-            let folded = reduction.apply_to_word(self.word_as_seen(global, word_address, word));
-            let shift = (address % 8) * 8;
-            self.write(global, address, size, (folded >> shift) & size_mask(size))?;
-            return Ok(None);
+            // After a store to those bytes: the store takes the atomic in.
+            let old = (self.word_as_seen(global, word_address, word) >> shift) & size_mask(size);
+            let new = atomic.update(old);
+            self.write(global, address, size, new)?;
+            return Ok(Some((old, new)));
         }
-        self.reductions
-            .entry(word_address)
-            .or_default()
-            .push(reduction);
+        let seen = match atomic.result {
+            Some(_) => {
+                let old = self.read(global, address, size)?;
+                Some((old, atomic.update(old)))
+            }
+            None => None,
+        };
+        self.atomics.entry(word_address).or_default().push(atomic);
         self.stored_buffers |= Self::buffer_bit(address);
-        Ok(None)
+        Ok(seen)
     }
 
     /// `size` bytes at `address` as the block sees them: memory, after the
-    /// block's own pending reductions and overlaid with its pending stores.
+    /// block's own pending atomics and overlaid with its pending stores.
     #[inline]
     pub(crate) fn read(
         &self,
@@ -215,7 +231,7 @@ impl StoreBuffer {
     fn overlay(&self, global: &GlobalMemory, address: u64, size: u32, value: u64) -> u64 {
         let word_address = address & !7;
         let shift = (address % 8) * 8;
-        if self.reductions.contains_key(&word_address) {
+        if self.atomics.contains_key(&word_address) {
             let pending = self
                 .words
                 .get(&word_address)
@@ -231,39 +247,41 @@ impl StoreBuffer {
     }
 
     /// The word at `word_address` as the block sees it: memory, after the
-    /// block's pending reductions to it in order, overlaid with `pending`,
-    /// its pending stores to it.
+    /// block's pending atomics on it in order, overlaid with `pending`, its
+    /// pending stores to it.
     fn word_as_seen(&self, global: &GlobalMemory, word_address: u64, pending: &PendingWord) -> u64 {
-        let reductions = self.reductions.get(&word_address).into_iter().flatten();
-        let word = reductions.fold(global.read_word(word_address), |word, reduction| {
-            reduction.apply_to_word(word)
+        let atomics = self.atomics.get(&word_address).into_iter().flatten();
+        let word = atomics.fold(global.read_word(word_address), |word, atomic| {
+            atomic.apply_to_word(word)
         });
         (word & !pending.mask) | (pending.value & pending.mask)
     }
 
-    /// Applies the pending reductions (each word's in the order issued),
-    /// then the pending stores, in the order first stored, to memory.
-    pub(crate) fn apply(&self, global: &GlobalMemory) {
-        for reduction in self.reductions.values().flatten() {
-            let _ = global.atomic(reduction.address, reduction.size, |old| {
-                reduction.update(old)
-            });
+    /// Applies the pending atomics (each word's in the order issued), then
+    /// the pending stores, in the order first stored, to memory; hands
+    /// `results` the old value of each atomic whose old value is read.
+    pub(crate) fn apply(&self, global: &GlobalMemory, mut results: impl FnMut(AtomicResult, u64)) {
+        for atomic in self.atomics.values().flatten() {
+            let performed = global.atomic(atomic.address, atomic.size, |old| atomic.update(old));
+            if let (Some(result), Ok((old, _))) = (atomic.result, performed) {
+                results(result, old);
+            }
         }
         for (&address, word) in &self.words {
             global.merge_word(address, word.value, word.mask);
         }
     }
 
-    /// Forgets the pending stores and reductions (once applied).
+    /// Forgets the pending stores and atomics (once applied).
     pub(crate) fn clear(&mut self) {
         self.words.clear();
-        self.reductions.clear();
+        self.atomics.clear();
         self.stored_buffers = 0;
     }
 
-    /// Whether no store or reduction is pending.
+    /// Whether no store or atomic is pending.
     pub(crate) fn is_empty(&self) -> bool {
-        self.words.is_empty() && self.reductions.is_empty()
+        self.words.is_empty() && self.atomics.is_empty()
     }
 }
 
@@ -296,8 +314,29 @@ mod tests {
     use crate::memory::buffer_base;
 
     fn apply(buffer: &mut StoreBuffer, memory: &GlobalMemory) {
-        buffer.apply(memory);
+        buffer.apply(memory, |result, _| {
+            panic!("no atomic here has a result: {result:?}")
+        });
         buffer.clear();
+    }
+
+    /// An atomic whose old value goes nowhere.
+    fn reduction(
+        address: u64,
+        size: u32,
+        op: AtomOp,
+        ty: NumberType,
+        operand: u64,
+    ) -> PendingAtomic {
+        PendingAtomic {
+            address,
+            size,
+            op,
+            ty,
+            operand,
+            swap: 0,
+            result: None,
+        }
     }
 
     #[test]
@@ -359,7 +398,7 @@ mod tests {
         let mut buffer = StoreBuffer::new(true);
         // A reduction alone: memory keeps its value, the block sees 10 + 5.
         buffer
-            .reduce(&memory, base, 4, AtomOp::Add, U32, 5)
+            .atomic(&memory, reduction(base, 4, AtomOp::Add, U32, 5))
             .unwrap();
         assert_eq!(memory.read(base, 4), Ok(10));
         assert_eq!(buffer.read(&memory, base, 4), Ok(15));
@@ -368,17 +407,17 @@ mod tests {
         // A store after it, then a reduction after the store (folded in).
         buffer.write(&memory, base, 4, 100).unwrap();
         buffer
-            .reduce(&memory, base, 4, AtomOp::Add, U32, 1)
+            .atomic(&memory, reduction(base, 4, AtomOp::Add, U32, 1))
             .unwrap();
         assert_eq!(buffer.read(&memory, base, 4), Ok(101));
         // A reduction, then a store to the other half of its word.
         buffer
-            .reduce(&memory, base + 8, 4, AtomOp::Max, U32, 40)
+            .atomic(&memory, reduction(base + 8, 4, AtomOp::Max, U32, 40))
             .unwrap();
         buffer.write(&memory, base + 12, 4, 7).unwrap();
         assert_eq!(buffer.read(&memory, base + 8, 8), Ok(7 << 32 | 40));
         assert_eq!(
-            buffer.reduce(&memory, base + 16, 4, AtomOp::Add, U32, 1),
+            buffer.atomic(&memory, reduction(base + 16, 4, AtomOp::Add, U32, 1)),
             Err(OutOfBounds)
         );
         // Applied: reductions in order, then stores, as the block saw them.
@@ -396,7 +435,10 @@ mod tests {
         let mut buffers: Vec<StoreBuffer> = (0..3).map(|_| StoreBuffer::new(true)).collect();
         for (index, buffer) in buffers.iter_mut().enumerate() {
             buffer
-                .reduce(&memory, base, 4, AtomOp::Add, U32, index as u64 + 1)
+                .atomic(
+                    &memory,
+                    reduction(base, 4, AtomOp::Add, U32, index as u64 + 1),
+                )
                 .unwrap();
             // Each sees its own reduction only.
             assert_eq!(buffer.read(&memory, base, 4), Ok(index as u64 + 1));
@@ -408,7 +450,7 @@ mod tests {
         // Not buffering, a reduction goes to memory and says what it changed.
         let mut direct = StoreBuffer::new(false);
         assert_eq!(
-            direct.reduce(&memory, base, 4, AtomOp::Add, U32, 4),
+            direct.atomic(&memory, reduction(base, 4, AtomOp::Add, U32, 4)),
             Ok(Some((6, 10)))
         );
         assert!(direct.is_empty());
@@ -429,11 +471,69 @@ mod tests {
             signed: false,
         });
         assert_eq!(
-            buffer.reduce(&memory, base, 8, AtomOp::Add, u64_type, 0x10),
-            Ok(None)
+            buffer.atomic(&memory, reduction(base, 8, AtomOp::Add, u64_type, 0x10)),
+            Ok(Some((0x0101_0101_0505_0101, 0x0101_0101_0505_0111)))
         );
         assert_eq!(buffer.read(&memory, base, 8), Ok(0x0101_0101_0505_0111));
         apply(&mut buffer, &memory);
         assert_eq!(memory.read(base, 8), Ok(0x0101_0101_0505_0111));
+    }
+
+    /// An atomic of `warp`'s lane `lane` whose old value goes to register 3.
+    fn with_result(atomic: PendingAtomic, warp: u32, lane: u32) -> PendingAtomic {
+        PendingAtomic {
+            result: Some(AtomicResult {
+                warp,
+                register: 3,
+                lane,
+            }),
+            ..atomic
+        }
+    }
+
+    #[test]
+    fn atomics_with_results_get_the_values_memory_had_when_applied_in_order() {
+        let mut memory = GlobalMemory::new();
+        let a = memory.add_buffer("a", &100u32.to_le_bytes().repeat(2));
+        let base = buffer_base(a);
+        let ticket = |warp, lane| with_result(reduction(base, 4, AtomOp::Add, U32, 1), warp, lane);
+        let mut first = StoreBuffer::new(true);
+        let mut second = StoreBuffer::new(true);
+        // Each block sees memory and its own pending atomics: both take
+        // ticket 100 for now, and the first also 101 for its second lane.
+        assert_eq!(first.atomic(&memory, ticket(0, 0)), Ok(Some((100, 101))));
+        assert_eq!(first.atomic(&memory, ticket(0, 1)), Ok(Some((101, 102))));
+        assert_eq!(second.atomic(&memory, ticket(2, 5)), Ok(Some((100, 101))));
+        assert_eq!(second.read(&memory, base, 4), Ok(101));
+        // A compare-and-swap that fails in the second block's view.
+        let swap = PendingAtomic {
+            swap: 7,
+            ..with_result(reduction(base + 4, 4, AtomOp::Cas, U32, 99), 1, 31)
+        };
+        assert_eq!(second.atomic(&memory, swap), Ok(Some((100, 100))));
+        assert_eq!(memory.read(base, 4), Ok(100));
+        // Applied in order, the first buffer's first: the tickets are the
+        // values memory held as each atomic met it.
+        let mut results = Vec::new();
+        for buffer in [&mut first, &mut second] {
+            buffer.apply(&memory, |result, old| {
+                results.push((result.warp, result.lane, old))
+            });
+            buffer.clear();
+        }
+        assert_eq!(
+            results,
+            [(0, 0, 100), (0, 1, 101), (2, 5, 102), (1, 31, 100)]
+        );
+        assert_eq!(memory.read(base, 8), Ok(100 << 32 | 103));
+        // A compare-and-swap that finds its value swaps.
+        let mut third = StoreBuffer::new(true);
+        let swap = PendingAtomic {
+            swap: 7,
+            ..with_result(reduction(base, 4, AtomOp::Cas, U32, 103), 0, 0)
+        };
+        assert_eq!(third.atomic(&memory, swap), Ok(Some((103, 7))));
+        third.apply(&memory, |_, old| assert_eq!(old, 103));
+        assert_eq!(memory.read(base, 4), Ok(7));
     }
 }

@@ -10,9 +10,8 @@ use warpsim_machine::memory::buffer_base;
 use warpsim_machine::FaultKind;
 
 // Per block of 128 threads over a 2-D grid: a transpose-like shared exchange with
-// bank conflicts, a divergent loop and a reduction with barriers. No atomics:
-// a kernel with global atomics runs its blocks in order on one host thread
-// (see the ticket test below), and this test is about parallel blocks.
+// bank conflicts, a divergent loop and a reduction with barriers. No atomics
+// (the ticket test below has them).
 const MIXED: &str = r#"
 .kernel mixed(.param .u64 IN, .param .u64 OUT, .param .u64 SUMS, .param .u64 COUNT)
 {
@@ -316,9 +315,9 @@ fn cross_block_atomics_are_deterministic_whatever_the_host_threads() {
     let reference = launch(1);
     // The first 132 blocks go one to an SM, the next 124 to a second slot of
     // SMs 0-123 (the scheduler spreads a launch breadth first). Within a
-    // time window the SMs run in SM order, and on an SM the first block's
-    // warp is the older: SM by SM, each SM's blocks take their tickets in
-    // slot order.
+    // time window the SMs' atomics meet memory in SM order at the window's
+    // end, and on an SM the first block's in slot order: SM by SM, each
+    // SM's blocks take their tickets in slot order.
     let sms = 132u32;
     let expected: Vec<u32> = (0..sms)
         .flat_map(|sm| [sm, sm + sms].into_iter().filter(|&block| block < blocks))
@@ -328,6 +327,52 @@ fn cross_block_atomics_are_deterministic_whatever_the_host_threads() {
         assert_eq!(launch(2), reference);
         assert_eq!(launch(4), reference);
     }
+}
+
+// An atomic's old value lands when the window ends, long after it issued.
+// On the odd lanes' path (the branch taken, which runs first) it is dead
+// from the branch on, so a register written there could share its
+// storage; that register is read again after a load from DRAM, past the
+// window's end.
+const LATE_RESULT: &str = r#"
+.kernel late(.param .u64 COUNTER, .param .u64 OUT)
+{
+    .reg .u32 %t, %old, %odd, %y, %w;
+    .reg .u64 %pc, %po, %off;
+    .reg .pred %p;
+    mov.u32 %t, %tid.x;
+    ld.param.u64 %pc, [COUNTER];
+    atom.global.add.u32 %old, [%pc], 1;
+    and.b32 %odd, %t, 1;
+    setp.ne.u32 %p, %odd, 0;
+    ld.param.u64 %po, [OUT];
+    mul.wide.u32 %off, %t, 4;
+    add.u64 %po, %po, %off;
+@%p bra ODD;
+    st.global.u32 [%po], %old;
+    exit;
+ODD:
+    mul.lo.u32 %y, %t, 3;
+    ld.global.u32 %w, [%po];
+    add.u32 %y, %y, %w;
+    st.global.u32 [%po], %y;
+}
+"#;
+
+#[test]
+fn an_atomics_old_value_lands_at_the_windows_end_and_nowhere_else() {
+    let out = kernel(LATE_RESULT)
+        .threads(32)
+        .args(&[Arg::zeros(1), Arg::zeros(32)])
+        .run()
+        .ok();
+    // The lanes take the counter's values in lane order; the odd lanes
+    // keep 3t, which a late old value would have overwritten.
+    let expected: Vec<u32> = (0..32)
+        .map(|t| if t % 2 == 0 { t } else { 3 * t })
+        .collect();
+    assert_eq!(out.u32s(1), expected);
+    assert_eq!(out.u32s(0), [32]);
 }
 
 // Reductions between blocks: a float sum (whose rounding depends on the

@@ -36,6 +36,7 @@ fn slots(text: &str) -> (Vec<(String, u32)>, u32) {
                 .filter_map(|reg| dense[reg.index()])
                 .collect(),
             unguarded: instr.guard.is_none(),
+            written_late: false,
         })
         .collect();
     let (slot_of, count) = share_slots(&Cfg::build(kernel), &uses, names.len(), &[]);
@@ -171,6 +172,7 @@ fn registers_set_at_entry_never_share_with_each_other_or_with_a_register_read_fi
         reads: vec![0],
         writes: vec![],
         unguarded: true,
+        written_late: false,
     }];
     let (slots, count) = share_slots(&cfg, &uses, 3, &[1, 2]);
     assert_eq!(slots, [0, 1, 2]);
@@ -193,4 +195,53 @@ fn past_the_matrix_limit_every_register_keeps_its_own_slot() {
         .iter()
         .enumerate()
         .all(|(index, &slot)| slot as usize == index));
+}
+
+#[test]
+fn a_register_written_late_shares_with_nothing() {
+    // Straight code of four instructions (what they are does not
+    // matter: the uses below say what they read and write). Register 0 is
+    // written and never read; 1 and 2 are each written and read next.
+    let module = parse_module(
+        "sharing.kir",
+        ".kernel k()
+{
+    .reg .u32 %a;
+    mov.u32 %a, 1;
+    mov.u32 %a, 1;
+    mov.u32 %a, 1;
+    exit;
+}",
+    )
+    .expect("parses");
+    let cfg = Cfg::build(&module.kernels[0]);
+    let mut uses = vec![
+        RegisterUse {
+            reads: vec![],
+            writes: vec![0],
+            unguarded: true,
+            written_late: false,
+        },
+        RegisterUse {
+            reads: vec![],
+            writes: vec![1],
+            unguarded: true,
+            written_late: false,
+        },
+        RegisterUse {
+            reads: vec![1],
+            writes: vec![2],
+            unguarded: true,
+            written_late: false,
+        },
+        RegisterUse {
+            reads: vec![2],
+            writes: vec![],
+            unguarded: true,
+            written_late: false,
+        },
+    ];
+    assert_eq!(share_slots(&cfg, &uses, 3, &[]), (vec![0, 0, 1], 2));
+    uses[0].written_late = true;
+    assert_eq!(share_slots(&cfg, &uses, 3, &[]), (vec![0, 1, 2], 3));
 }

@@ -12,16 +12,16 @@
 //! at cycle `t` starts at `t + block_launch_latency`, never before the
 //! window's end, so nothing starts in the past. Windows can therefore run
 //! the SMs on the rayon pool, with cycles, counters and findings the same
-//! for any number of host threads. Kernels whose blocks communicate (global
-//! atomics whose old value is read, strong accesses:
-//! `Program::communicates_across_blocks`) run their SMs one after another
-//! in SM order within a window instead, so their memory interleaving, and
-//! with it their outputs, are the same on every host too. The other
-//! kernels' weak global stores and reductions wait in their block's
-//! `StoreBuffer` until the window ends and are applied in SM order then,
-//! so blocks that race on plain stores see each other's at the same
-//! simulated moments on every host, and reductions land in one order on
-//! every host (SM order, then the buffers' order, then issue order).
+//! for any number of host threads. Global stores and atomics wait in their
+//! block's `StoreBuffer` until the window ends and are applied in SM order
+//! then (SM order, then the buffers' order, then issue order), so blocks
+//! that race on plain stores see each other's at the same simulated
+//! moments on every host, atomics land in one order on every host, and an
+//! atomic's old value, which reaches its register then, is the same on
+//! every host: kernels whose blocks communicate through atomics and flags
+//! run their SMs side by side too. Only the explore model (its weak memory
+//! sees every access in one order) and the global race checker run the
+//! SMs one after another.
 //!
 //! Blocks that can wait for each other run side by side as on a GPU: a
 //! block spinning on a flag that a resident block sets finishes. When every
@@ -502,10 +502,8 @@ const PARALLEL_FILLS: usize = 1024;
 /// window as for the L2 fills, they still took 145 ms against 82 ms on one
 /// thread (`transposeSmemF_4096`, 16 threads).
 fn apply_stores(sms: &mut [Sm<'_>], env: &LaunchEnv<'_>) {
-    for stores in sms.iter().flat_map(|sm| sm.stores()) {
-        stores.apply(env.global);
-    }
     for sm in sms.iter_mut() {
+        sm.apply_stores(env.global);
         sm.clear_stores();
     }
 }

@@ -48,6 +48,7 @@ use std::collections::HashMap;
 use crate::block::{BlockRunner, LaunchEnv, PathStreak, Peek};
 use crate::config::{SchedulerPolicy, TimingConfig};
 use crate::error::ExecError;
+use crate::memory::GlobalMemory;
 use crate::program::{Kind, MbarrierAction};
 use crate::stats::{RunStats, StallReason};
 use crate::store_buffer::StoreBuffer;
@@ -465,6 +466,8 @@ pub(crate) struct Sm<'a> {
     pub index: u32,
     /// The next cycle to simulate.
     pub cycle: u64,
+    /// The end of the window the SM runs in (`run_until`'s end).
+    window_end: u64,
     slots: Vec<Option<ResidentBlock<'a>>>,
     /// Runners and warp timings of blocks that left, for the next ones.
     spare: Vec<Box<BlockRunner<'a>>>,
@@ -518,6 +521,7 @@ impl<'a> Sm<'a> {
         Sm {
             index,
             cycle: 0,
+            window_end: 0,
             slots: (0..blocks_per_sm).map(|_| None).collect(),
             spare: Vec::new(),
             spare_warps: Vec::new(),
@@ -654,6 +658,7 @@ impl<'a> Sm<'a> {
         stats: &mut RunStats,
         end: u64,
     ) {
+        self.window_end = end;
         if self.setups_pending {
             self.set_up_blocks(shared.env, stats);
         }
@@ -1110,6 +1115,7 @@ impl<'a> Sm<'a> {
             Kind::Atom { dst, .. } => (dst.is_none(), true),
             _ => (false, false),
         };
+        let returns_global_old_value = is_atomic && !is_store && shared.env.buffers_stores();
         let wavefronts = state.last_wavefronts;
         let mut latency = 0u64;
         let mut reason = StallReason::ShortScoreboard;
@@ -1141,7 +1147,13 @@ impl<'a> Sm<'a> {
             } else {
                 SectorAccess::Load
             };
-            let done = self.through_l1tex(shared, &global, cycle, kind);
+            let mut done = self.through_l1tex(shared, &global, cycle, kind);
+            if returns_global_old_value {
+                // The old value is known when the window ends, when the
+                // store buffers meet memory (`store_buffer.rs`): nothing
+                // reads it before.
+                done = done.max(self.window_end - cycle);
+            }
             if is_store || is_atomic {
                 let block = self.slots[slot].as_mut().expect("resident");
                 let timing = &mut block.warps[warp_ref.warp as usize];
@@ -1410,16 +1422,17 @@ impl<'a> Sm<'a> {
         self.spare_warps.push(block.warps);
     }
 
-    /// The weak global stores of this window, in the order they are
-    /// applied: those of the blocks that left, in the order they left,
-    /// then those of the resident blocks, in slot order.
-    pub(crate) fn stores(&self) -> impl Iterator<Item = &StoreBuffer> {
-        self.departed_stores.iter().chain(
-            self.slots
-                .iter()
-                .flatten()
-                .map(|block| block.runner.stores()),
-        )
+    /// Applies the global stores and atomics of this window to memory:
+    /// those of the blocks that left, in the order they left, then those
+    /// of the resident blocks, in slot order, whose atomics' old values go
+    /// to their registers (the blocks that left read none).
+    pub(crate) fn apply_stores(&mut self, global: &GlobalMemory) {
+        for stores in &self.departed_stores {
+            stores.apply(global, |_, _| {});
+        }
+        for block in self.slots.iter_mut().flatten() {
+            block.runner.apply_stores(global);
+        }
     }
 
     /// Sorts the window's L2 accesses into `shards` shards of `l2`'s sets,
