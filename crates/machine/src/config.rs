@@ -272,6 +272,11 @@ pub struct TimingConfig {
     pub scheduler: SchedulerPolicy,
     /// Global atomics resolve at L2: latency of one.
     pub atomic_latency: u32,
+    /// Cycles the L2 spends on each warp's atomic request to one 32-byte
+    /// sector: requests to a sector queue behind each other (all lanes of
+    /// a warp to one sector are one request). programs/timing/hardware/
+    /// h100-atomic-contention.txt: 1.19 on an H100.
+    pub atomic_sector_interval: f64,
     /// `bar.sync` release: cycles after the last arrival for a one-warp
     /// block, and the cycles each further warp adds (reference/timing.md:
     /// 14.7 cycles a loop iteration for 32 threads, +2 per warp).
@@ -328,6 +333,7 @@ impl Default for TimingConfig {
             dram_latency: 577,
             scheduler: SchedulerPolicy::GreedyThenOldest,
             atomic_latency: 300,
+            atomic_sector_interval: 1.19,
             barrier_latency: 13,
             barrier_latency_per_warp: 2,
             block_launch_latency: 200,
@@ -632,6 +638,15 @@ impl MachineConfig {
                     message: format!("{} must be positive, not 0", keys[0]),
                 });
             }
+        }
+        let interval = timing.atomic_sector_interval;
+        if !(interval.is_finite() && interval > 0.0) {
+            return Err(ConfigError {
+                keys: &["timing.atomic_sector_interval"],
+                message: format!(
+                    "timing.atomic_sector_interval must be a positive number of cycles, not {interval}"
+                ),
+            });
         }
         if sm.max_registers_per_thread > 255 {
             return Err(ConfigError {

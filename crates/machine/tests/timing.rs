@@ -2,6 +2,7 @@
 //! the latency the machine file gives, each extra wavefront of a bank
 //! conflict costs what the H100 measured, DRAM traffic never exceeds the
 //! configured bandwidth, local stores take the L2's write bandwidth,
+//! atomics on one sector queue at the L2 as on the H100,
 //! occupancy decides time exactly where the
 //! calculator says, stalls are counted under the right reasons, and cycles
 //! do not depend on the host threads.
@@ -501,4 +502,111 @@ fn a_dependent_mma_chain_takes_its_length_times_the_tensor_latency() {
             "latency {latency}"
         );
     }
+}
+
+/// `atomic-contention.cu`'s kernels: each warp adds 1 to a counter 16
+/// times, the atomics independent (16 in flight) and their results summed.
+/// The counters are `stride` bytes apart per warp (0: one counter for all);
+/// lane 0 adds, or every lane.
+fn contention_kernel(all_lanes: bool) -> String {
+    let guard = if all_lanes { "" } else { "@%leader " };
+    let atomics: String = (0..16)
+        .map(|k| format!("{guard}atom.global.add.u32 %old{k}, [%pc], 1;\n"))
+        .collect();
+    let sums: String = (0..16)
+        .map(|k| format!("{guard}add.u32 %v, %v, %old{k};\n"))
+        .collect();
+    format!(
+        r#"
+.kernel contend(.param .u64 COUNTERS, .param .u64 OUT, .param .u32 STRIDE)
+{{
+    .reg .u32 %t, %g, %w, %stride, %v, %old<16>;
+    .reg .u64 %pc, %po, %off;
+    .reg .pred %leader;
+    mov.u32 %t, %tid.x;
+    mov.u32 %g, %ctaid.x;
+    mad.lo.u32 %g, %g, 256, %t;
+    and.b32 %w, %t, 31;
+    setp.eq.u32 %leader, %w, 0;
+    shr.u32 %w, %g, 5;
+    ld.param.u32 %stride, [STRIDE];
+    mul.wide.u32 %off, %w, %stride;
+    ld.param.u64 %pc, [COUNTERS];
+    add.u64 %pc, %pc, %off;
+    mov.u32 %v, 0;
+{atomics}{sums}    ld.param.u64 %po, [OUT];
+    mul.wide.u32 %off, %g, 4;
+    add.u64 %po, %po, %off;
+    st.global.u32 [%po], %v;
+}}
+"#
+    )
+}
+
+/// The busiest SM's cycles of `contention_kernel` on `blocks` blocks of 256.
+fn contention_cycles(all_lanes: bool, blocks: u32, stride: u32, config: MachineConfig) -> u64 {
+    let warps = blocks as usize * 8;
+    let out = kernel(&contention_kernel(all_lanes))
+        .grid([blocks, 1, 1])
+        .threads(256)
+        .args(&[
+            Arg::zeros(warps * stride.max(4) as usize / 4),
+            Arg::zeros(warps * 32),
+            Arg::U32(stride),
+        ])
+        .config(config)
+        .run()
+        .ok();
+    // Every lane that added got a distinct old value: the counter ends at
+    // the number of additions.
+    if stride == 0 {
+        let lanes = if all_lanes { 32 } else { 1 };
+        assert_eq!(out.u32s(0)[0] as usize, warps * lanes * 16);
+    }
+    timing(&out).busiest_sm_cycles
+}
+
+/// Atomics on one sector queue at the L2, a warp's request every
+/// `atomic_sector_interval` cycles, however many of its lanes add: warpsim
+/// lands within 10% of the H100's active cycles
+/// (programs/timing/hardware/h100-atomic-contention.txt), its time grows
+/// with the interval, and counters a sector apart do not queue.
+#[test]
+fn atomics_on_one_sector_queue_at_the_l2_as_on_the_h100() {
+    let measured = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../programs/timing/hardware/h100-atomic-contention.txt"
+    ))
+    .expect("the hardware figures");
+    let mut compared = 0;
+    for line in measured.lines().filter(|line| !line.starts_with('#')) {
+        let fields: Vec<&str> = line.split(',').collect();
+        let all_lanes = match fields[0] {
+            "a_one_lane_same" => false,
+            "b_all_lanes_same" => true,
+            _ => continue,
+        };
+        let blocks: u32 = fields[1].parse().expect("blocks");
+        let hardware: f64 = fields[7].parse().expect("sm_cycles_active_max");
+        let cycles = contention_cycles(all_lanes, blocks, 0, MachineConfig::hopper());
+        let error = (cycles as f64 - hardware) / hardware;
+        assert!(
+            error.abs() <= 0.10,
+            "{} on {blocks} blocks: {cycles} cycles against {hardware} on the H100",
+            fields[0]
+        );
+        compared += 1;
+    }
+    assert_eq!(compared, 4);
+    // The queue is the bound: 16 requests of each of 4,224 warps.
+    let requests = 528 * 8 * 16;
+    let base = contention_cycles(false, 528, 0, MachineConfig::hopper());
+    assert!(base as f64 >= 1.19 * requests as f64, "{base}");
+    let mut slower = MachineConfig::hopper();
+    slower.timing.atomic_sector_interval = 2.38;
+    let doubled = contention_cycles(false, 528, 0, slower);
+    assert!(doubled as f64 >= 2.38 * requests as f64, "{doubled}");
+    // A sector per warp: nothing queues.
+    let apart = contention_cycles(false, 528, 32, MachineConfig::hopper());
+    assert!(apart * 10 < base, "{apart} against {base}");
 }

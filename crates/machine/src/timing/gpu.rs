@@ -223,6 +223,7 @@ pub(crate) fn run_gpu<'a>(
     // threads (`shards.rs`).
     let l2_shards = l2.shards(host_threads);
     let mut window_start = 0u64;
+    let mut atomic_units = AtomicUnits::default();
     let mut memory_epoch = 0u64;
     let mut progress_fingerprint = 0u64;
     let mut stopping = false;
@@ -307,6 +308,12 @@ pub(crate) fn run_gpu<'a>(
                 }
             }
             host_time.l2_fills += stores_applied.elapsed();
+            atomic_units.serve(
+                &mut sms,
+                &issue_records,
+                timing_config.atomic_sector_interval,
+                window_end,
+            );
             let mut freed: Vec<(u64, u32, usize)> = Vec::new();
             for sm in sms.iter_mut() {
                 sm.end_window();
@@ -486,6 +493,63 @@ pub(crate) fn run_gpu<'a>(
         }
     }
     outcome
+}
+
+/// The L2's atomic units: each sector's global atomics are performed one
+/// after another, a request every `atomic_sector_interval` cycles (a
+/// warp's lanes on one sector are one request), so atomics that pile onto
+/// one counter wait for each other, as on an H100 (programs/timing/
+/// hardware/h100-atomic-contention.txt: 67,584 warps adding to one
+/// counter take 80,000 cycles however many lanes each adds from, and to
+/// one counter a warp they take 9,000). The SMs cannot see each other's
+/// atomics within a window, so the queues are served at its end: the
+/// window's requests in the order they issued (ties by SM, then by issue
+/// on the SM), each starting when its sector's unit is free, and those
+/// that waited get their results (and their writes, for fences) that much
+/// later. A request's result is never read before the window ends (an
+/// atomic takes longer than a window), so the delay always arrives in
+/// time.
+#[derive(Default)]
+struct AtomicUnits {
+    /// When each sector's unit is free, for sectors still busy.
+    free: std::collections::HashMap<u64, f64>,
+    /// The window's requests, as (cycle, SM, index in its list).
+    order: Vec<(u64, u32, u32)>,
+}
+
+impl AtomicUnits {
+    fn serve(
+        &mut self,
+        sms: &mut [Sm<'_>],
+        issue: &crate::timing::sm::IssueRecords,
+        interval: f64,
+        window_end: u64,
+    ) {
+        self.order.clear();
+        for (sm_index, sm) in sms.iter().enumerate() {
+            for (index, arrival) in sm.atomic_arrivals.iter().enumerate() {
+                self.order
+                    .push((arrival.cycle, sm_index as u32, index as u32));
+            }
+        }
+        if self.order.is_empty() {
+            return;
+        }
+        self.order.sort_unstable();
+        for &(cycle, sm_index, index) in &self.order {
+            let sm = &mut sms[sm_index as usize];
+            let arrival = sm.atomic_arrivals[index as usize];
+            let free = self.free.entry(arrival.sector).or_insert(0.0);
+            let start = free.max(cycle as f64);
+            *free = start + interval;
+            let delay = (start - cycle as f64).ceil() as u64;
+            if delay > 0 {
+                sm.delay_atomic(issue, &arrival, delay);
+            }
+        }
+        // A unit free by the window's end delays nothing after it.
+        self.free.retain(|_, free| *free > window_end as f64);
+    }
 }
 
 /// Below this many fills, one host thread fills the L2 faster than the

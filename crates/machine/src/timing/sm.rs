@@ -443,6 +443,21 @@ struct SubPartition {
     port_free: [u64; PORTS],
 }
 
+/// A global atomic's request to one sector, on its way to the L2 unit that
+/// performs the atomics on that sector.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct AtomicArrival {
+    pub sector: u64,
+    /// When the atomic issued.
+    pub cycle: u64,
+    /// When its result is ready (and its write performed) if nothing
+    /// queues before it at the unit.
+    ready: u64,
+    linear: u64,
+    warp: WarpRef,
+    pc: u32,
+}
+
 /// A block that left the SM in the current window.
 pub(crate) struct Departure {
     pub linear: u64,
@@ -483,6 +498,9 @@ pub(crate) struct Sm<'a> {
     /// arrive, and every L2 access in order (applied at the window's end).
     window_sectors: HashMap<u64, u64>,
     pub l2_accesses: Vec<u64>,
+    /// The window's global atomics, a request per sector, for the L2's
+    /// atomic units (`gpu.rs` orders them at the window's end).
+    pub atomic_arrivals: Vec<AtomicArrival>,
     /// `l2_accesses` sorted by shard of the L2's sets (`sort_l2_accesses`).
     l2_order: ShardOrder,
     dram_free: f64,
@@ -532,6 +550,7 @@ impl<'a> Sm<'a> {
             l1: SectorCache::new(u64::from(config.l1_bytes), config.l1_ways),
             window_sectors: HashMap::new(),
             l2_accesses: Vec::new(),
+            atomic_arrivals: Vec::new(),
             l2_order: ShardOrder::default(),
             dram_free: 0.0,
             l2_free: 0.0,
@@ -1184,7 +1203,22 @@ impl<'a> Sm<'a> {
             }
             latency = latency.max(done);
         }
-        let state = &mut self.slots[slot].as_mut().expect("resident").runner.state;
+        let block = self.slots[slot].as_mut().expect("resident");
+        if is_atomic {
+            // Each sector's atomics queue at the L2 at the window's end.
+            let linear = block.linear;
+            for &sector in &global {
+                self.atomic_arrivals.push(AtomicArrival {
+                    sector,
+                    cycle,
+                    ready: cycle + latency,
+                    linear,
+                    warp: warp_ref,
+                    pc,
+                });
+            }
+        }
+        let state = &mut block.runner.state;
         state.sectors = global;
         state.local_sectors = local;
         (latency.min(u64::from(u32::MAX)) as u32, reason)
@@ -1276,11 +1310,36 @@ impl<'a> Sm<'a> {
         latency
     }
 
+    /// The atomic `arrival` waited `delay` cycles at its sector's unit
+    /// behind other atomics: its result, and its write as fences see it,
+    /// come that much later. (A block that left needs neither.)
+    pub(crate) fn delay_atomic(
+        &mut self,
+        issue: &IssueRecords,
+        arrival: &AtomicArrival,
+        delay: u64,
+    ) {
+        let Some(block) = self.slots[arrival.warp.slot as usize].as_mut() else {
+            return;
+        };
+        if block.linear != arrival.linear {
+            return;
+        }
+        let timing = &mut block.warps[arrival.warp.warp as usize];
+        let ready = arrival.ready + delay;
+        for &register in issue.written(&issue.records[arrival.pc as usize]) {
+            let register = &mut timing.ready[register as usize];
+            *register = (*register).max(ready);
+        }
+        timing.memory_done = timing.memory_done.max(ready);
+    }
+
     /// The window ended: the L2 takes this SM's accesses (`gpu.rs` applies
     /// `l2_accesses`), and what was in flight is in the L2 now.
     pub(crate) fn end_window(&mut self) {
         self.window_sectors.clear();
         self.l2_accesses.clear();
+        self.atomic_arrivals.clear();
         self.l2_order.clear();
     }
 
