@@ -499,9 +499,9 @@ pub(crate) fn run_gpu<'a>(
 /// after another, a request every `atomic_sector_interval` cycles (a
 /// warp's lanes on one sector are one request), so atomics that pile onto
 /// one counter wait for each other, as on an H100 (programs/timing/
-/// hardware/h100-atomic-contention.txt: 67,584 warps adding to one
-/// counter take 80,000 cycles however many lanes each adds from, and to
-/// one counter a warp they take 9,000). The SMs cannot see each other's
+/// hardware/h100-atomic-contention.txt: 67,584 requests on one counter
+/// take 80,000 cycles, whether one lane of each warp adds or all 32; with
+/// a counter per warp they take 9,000). The SMs cannot see each other's
 /// atomics within a window, so the queues are served at its end: the
 /// window's requests in the order they issued (ties by SM, then by issue
 /// on the SM), each starting when its sector's unit is free, and those
