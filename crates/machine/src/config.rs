@@ -332,7 +332,7 @@ impl Default for TimingConfig {
             l2_write_bytes_per_cycle: 2400,
             dram_latency: 577,
             scheduler: SchedulerPolicy::GreedyThenOldest,
-            atomic_latency: 300,
+            atomic_latency: 272,
             atomic_sector_interval: 1.19,
             barrier_latency: 13,
             barrier_latency_per_warp: 2,
