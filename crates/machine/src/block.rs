@@ -232,7 +232,7 @@ impl<'a> BlockRunner<'a> {
                     .then(|| WrittenBytes::new(shared_bytes, local_bytes)),
                 printed: Vec::new(),
                 printed_dropped: 0,
-                stores: StoreBuffer::for_launch(env),
+                stores: StoreBuffer::default(),
                 races: env.check_races.then(|| SharedRaces::new(shared_bytes)),
                 pending_loads: Vec::new(),
                 async_copies: Default::default(),
@@ -246,14 +246,9 @@ impl<'a> BlockRunner<'a> {
         std::mem::replace(&mut self.state.stores, empty)
     }
 
-    /// Forgets the block's pending weak global stores, once applied.
-    pub(crate) fn clear_stores(&mut self) {
-        self.state.stores.clear();
-    }
-
-    /// Applies the block's pending global stores and atomics to memory
-    /// (`StoreBuffer::apply`), and writes the old values the atomics found
-    /// into the registers that take them.
+    /// Applies the block's pending global stores and atomics to memory and
+    /// forgets them (`StoreBuffer::apply`), and writes the old values the
+    /// atomics found into the registers that take them.
     pub(crate) fn apply_stores(&mut self, global: &crate::memory::GlobalMemory) {
         let warps = &mut self.warps;
         self.state.stores.apply(global, |result, old| {

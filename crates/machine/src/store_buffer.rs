@@ -60,11 +60,10 @@ struct PendingWord {
     mask: u64,
 }
 
-/// A block's weak global stores in the current window.
+/// A block's global stores and atomics in the current window. (The
+/// explore model's weak memory takes a block's global accesses instead.)
 #[derive(Debug, Default)]
 pub(crate) struct StoreBuffer {
-    /// Whether stores wait here; when not, they go straight to memory.
-    buffering: bool,
     /// Global buffers with a pending store, by index (bit `i` for buffer
     /// `i`, bit 63 for every buffer from 63 on): a load from a buffer the
     /// block has not stored to skips the look-up.
@@ -118,21 +117,6 @@ impl PendingAtomic {
 }
 
 impl StoreBuffer {
-    /// A buffer for a block of the launch: it holds stores and atomics
-    /// back unless the explore model's weak memory orders global memory
-    /// (then SMs run one after another, and they go straight to memory).
-    pub(crate) fn for_launch(env: &crate::block::LaunchEnv) -> StoreBuffer {
-        StoreBuffer::new(env.buffers_stores())
-    }
-
-    /// A buffer that holds stores back when `buffering`, else passes them on.
-    pub(crate) fn new(buffering: bool) -> StoreBuffer {
-        StoreBuffer {
-            buffering,
-            ..StoreBuffer::default()
-        }
-    }
-
     /// Bit of the buffer holding `address` in `stored_buffers`.
     #[inline(always)]
     fn buffer_bit(address: u64) -> u64 {
@@ -140,8 +124,8 @@ impl StoreBuffer {
         1 << index.min(63)
     }
 
-    /// Stores `size` bytes of `value` at `address`: into the buffer, or to
-    /// memory when not buffering. Out-of-bounds stores fail either way.
+    /// Stores `size` bytes of `value` at `address` into the buffer; an
+    /// out-of-bounds store fails.
     #[inline]
     pub(crate) fn write(
         &mut self,
@@ -150,9 +134,6 @@ impl StoreBuffer {
         size: u32,
         value: u64,
     ) -> Result<(), OutOfBounds> {
-        if !self.buffering {
-            return global.write(address, size, value);
-        }
         global.check(address, size)?;
         let shift = (address % 8) * 8;
         let mask = size_mask(size) << shift;
@@ -167,24 +148,18 @@ impl StoreBuffer {
         Ok(())
     }
 
-    /// Performs `atomic`: into the buffer (folded into a pending store to
-    /// its bytes, if any), or in memory when not buffering. Returns the old
-    /// and new bytes: as memory had them, not buffering; as the block sees
-    /// them, buffering, when the atomic has a result (the one `apply` hands
-    /// back may differ, when other blocks' atomics on the word come first)
-    /// or is folded into a store; `None` for a reduction held back.
-    /// Out-of-bounds atomics fail either way.
+    /// Performs `atomic` into the buffer (folded into a pending store to
+    /// its bytes, if any). Returns the old and new bytes as the block sees
+    /// them when the atomic has a result (the one `apply` hands back may
+    /// differ, when other blocks' atomics on the word come first) or is
+    /// folded into a store; `None` for a reduction held back. An
+    /// out-of-bounds atomic fails.
     pub(crate) fn atomic(
         &mut self,
         global: &GlobalMemory,
         atomic: PendingAtomic,
     ) -> Result<Option<(u64, u64)>, OutOfBounds> {
         let (address, size) = (atomic.address, atomic.size);
-        if !self.buffering {
-            return global
-                .atomic(address, size, |old| atomic.update(old))
-                .map(Some);
-        }
         global.check(address, size)?;
         let word_address = address & !7;
         let shift = (address % 8) * 8;
@@ -258,9 +233,14 @@ impl StoreBuffer {
     }
 
     /// Applies the pending atomics (each word's in the order issued), then
-    /// the pending stores, in the order first stored, to memory; hands
-    /// `results` the old value of each atomic whose old value is read.
-    pub(crate) fn apply(&self, global: &GlobalMemory, mut results: impl FnMut(AtomicResult, u64)) {
+    /// the pending stores, in the order first stored, to memory, and
+    /// forgets them; hands `results` the old value of each atomic whose old
+    /// value is read.
+    pub(crate) fn apply(
+        &mut self,
+        global: &GlobalMemory,
+        mut results: impl FnMut(AtomicResult, u64),
+    ) {
         for atomic in self.atomics.values().flatten() {
             let performed = global.atomic(atomic.address, atomic.size, |old| atomic.update(old));
             if let (Some(result), Ok((old, _))) = (atomic.result, performed) {
@@ -270,10 +250,6 @@ impl StoreBuffer {
         for (&address, word) in &self.words {
             global.merge_word(address, word.value, word.mask);
         }
-    }
-
-    /// Forgets the pending stores and atomics (once applied).
-    pub(crate) fn clear(&mut self) {
         self.words.clear();
         self.atomics.clear();
         self.stored_buffers = 0;
@@ -317,7 +293,6 @@ mod tests {
         buffer.apply(memory, |result, _| {
             panic!("no atomic here has a result: {result:?}")
         });
-        buffer.clear();
     }
 
     /// An atomic whose old value goes nowhere.
@@ -344,7 +319,7 @@ mod tests {
         let mut memory = GlobalMemory::new();
         let a = memory.add_buffer("a", &[0; 16]);
         let b = memory.add_buffer("b", &[7; 8]);
-        let mut buffer = StoreBuffer::new(true);
+        let mut buffer = StoreBuffer::default();
         buffer
             .write(&memory, buffer_base(a) + 2, 2, 0xbeef)
             .unwrap();
@@ -360,18 +335,14 @@ mod tests {
         apply(&mut buffer, &memory);
         assert!(buffer.is_empty());
         assert_eq!(memory.read(buffer_base(a), 4), Ok(0x11ef_0000));
-        // Without buffering, stores go straight through.
-        let mut direct = StoreBuffer::new(false);
-        direct.write(&memory, buffer_base(b), 1, 1).unwrap();
-        assert_eq!(memory.read(buffer_base(b), 2), Ok(0x0701));
     }
 
     #[test]
     fn the_buffer_applied_later_wins_where_two_overlap() {
         let mut memory = GlobalMemory::new();
         let a = memory.add_buffer("a", &[0; 8]);
-        let mut first = StoreBuffer::new(true);
-        let mut second = StoreBuffer::new(true);
+        let mut first = StoreBuffer::default();
+        let mut second = StoreBuffer::default();
         first
             .write(&memory, buffer_base(a), 4, 0x0101_0101)
             .unwrap();
@@ -395,7 +366,7 @@ mod tests {
         let mut memory = GlobalMemory::new();
         let a = memory.add_buffer("a", &10u32.to_le_bytes().repeat(4));
         let base = buffer_base(a);
-        let mut buffer = StoreBuffer::new(true);
+        let mut buffer = StoreBuffer::default();
         // A reduction alone: memory keeps its value, the block sees 10 + 5.
         buffer
             .atomic(&memory, reduction(base, 4, AtomOp::Add, U32, 5))
@@ -428,11 +399,11 @@ mod tests {
     }
 
     #[test]
-    fn reductions_of_several_buffers_add_up_and_pass_through_when_not_buffering() {
+    fn reductions_of_several_buffers_add_up() {
         let mut memory = GlobalMemory::new();
         let a = memory.add_buffer("a", &[0; 4]);
         let base = buffer_base(a);
-        let mut buffers: Vec<StoreBuffer> = (0..3).map(|_| StoreBuffer::new(true)).collect();
+        let mut buffers: Vec<StoreBuffer> = (0..3).map(|_| StoreBuffer::default()).collect();
         for (index, buffer) in buffers.iter_mut().enumerate() {
             buffer
                 .atomic(
@@ -447,14 +418,6 @@ mod tests {
             apply(buffer, &memory);
         }
         assert_eq!(memory.read(base, 4), Ok(6));
-        // Not buffering, a reduction goes to memory and says what it changed.
-        let mut direct = StoreBuffer::new(false);
-        assert_eq!(
-            direct.atomic(&memory, reduction(base, 4, AtomOp::Add, U32, 4)),
-            Ok(Some((6, 10)))
-        );
-        assert!(direct.is_empty());
-        assert_eq!(memory.read(base, 4), Ok(10));
     }
 
     #[test]
@@ -462,7 +425,7 @@ mod tests {
         let mut memory = GlobalMemory::new();
         let a = memory.add_buffer("a", &0x0101_0101_0101_0101u64.to_le_bytes());
         let base = buffer_base(a);
-        let mut buffer = StoreBuffer::new(true);
+        let mut buffer = StoreBuffer::default();
         // A 2-byte store to bytes 2-3, then an 8-byte add over the word:
         // the add sees the stored bytes and becomes a store of all 8.
         buffer.write(&memory, base + 2, 2, 0x0505).unwrap();
@@ -497,8 +460,8 @@ mod tests {
         let a = memory.add_buffer("a", &100u32.to_le_bytes().repeat(2));
         let base = buffer_base(a);
         let ticket = |warp, lane| with_result(reduction(base, 4, AtomOp::Add, U32, 1), warp, lane);
-        let mut first = StoreBuffer::new(true);
-        let mut second = StoreBuffer::new(true);
+        let mut first = StoreBuffer::default();
+        let mut second = StoreBuffer::default();
         // Each block sees memory and its own pending atomics: both take
         // ticket 100 for now, and the first also 101 for its second lane.
         assert_eq!(first.atomic(&memory, ticket(0, 0)), Ok(Some((100, 101))));
@@ -519,7 +482,7 @@ mod tests {
             buffer.apply(&memory, |result, old| {
                 results.push((result.warp, result.lane, old))
             });
-            buffer.clear();
+            assert!(buffer.is_empty());
         }
         assert_eq!(
             results,
@@ -527,13 +490,20 @@ mod tests {
         );
         assert_eq!(memory.read(base, 8), Ok(100 << 32 | 103));
         // A compare-and-swap that finds its value swaps.
-        let mut third = StoreBuffer::new(true);
+        let mut third = StoreBuffer::default();
         let swap = PendingAtomic {
             swap: 7,
             ..with_result(reduction(base, 4, AtomOp::Cas, U32, 103), 0, 0)
         };
         assert_eq!(third.atomic(&memory, swap), Ok(Some((103, 7))));
-        third.apply(&memory, |_, old| assert_eq!(old, 103));
+        let mut found = Vec::new();
+        third.apply(&memory, |result, old| found.push((result, old)));
+        let result = AtomicResult {
+            warp: 0,
+            register: 3,
+            lane: 0,
+        };
+        assert_eq!(found, [(result, 103)]);
         assert_eq!(memory.read(base, 4), Ok(7));
     }
 }

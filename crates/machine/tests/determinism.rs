@@ -302,16 +302,18 @@ const TICKETS: &str = r#"
 #[test]
 fn cross_block_atomics_are_deterministic_whatever_the_host_threads() {
     let blocks = 256u32;
-    let launch = |host_threads| {
+    let launch_with = |host_threads, config: warpsim_machine::MachineConfig| {
         kernel(TICKETS)
             .grid([blocks, 1, 1])
             .threads(32)
             .args(&[Arg::zeros(1), Arg::zeros(blocks as usize)])
             .host_threads(host_threads)
+            .config(config)
             .run()
             .ok()
             .u32s(1)
     };
+    let launch = |host_threads| launch_with(host_threads, warpsim_machine::MachineConfig::hopper());
     let reference = launch(1);
     // The first 132 blocks go one to an SM, the next 124 to a second slot of
     // SMs 0-123 (the scheduler spreads a launch breadth first). Within a
@@ -327,6 +329,12 @@ fn cross_block_atomics_are_deterministic_whatever_the_host_threads() {
         assert_eq!(launch(2), reference);
         assert_eq!(launch(4), reference);
     }
+    // A machine whose atomics take less than a window: the tickets still
+    // wait for the window's end, when they are known.
+    let mut quick = warpsim_machine::MachineConfig::hopper();
+    quick.timing.atomic_latency = 10;
+    assert_eq!(launch_with(1, quick.clone()), reference);
+    assert_eq!(launch_with(3, quick), reference);
 }
 
 // An atomic's old value lands when the window ends, long after it issued.

@@ -215,31 +215,17 @@ fn a_register_written_late_shares_with_nothing() {
     )
     .expect("parses");
     let cfg = Cfg::build(&module.kernels[0]);
+    let unguarded = |reads: &[u32], writes: &[u32]| RegisterUse {
+        reads: reads.to_vec(),
+        writes: writes.to_vec(),
+        unguarded: true,
+        written_late: false,
+    };
     let mut uses = vec![
-        RegisterUse {
-            reads: vec![],
-            writes: vec![0],
-            unguarded: true,
-            written_late: false,
-        },
-        RegisterUse {
-            reads: vec![],
-            writes: vec![1],
-            unguarded: true,
-            written_late: false,
-        },
-        RegisterUse {
-            reads: vec![1],
-            writes: vec![2],
-            unguarded: true,
-            written_late: false,
-        },
-        RegisterUse {
-            reads: vec![2],
-            writes: vec![],
-            unguarded: true,
-            written_late: false,
-        },
+        unguarded(&[], &[0]),
+        unguarded(&[], &[1]),
+        unguarded(&[1], &[2]),
+        unguarded(&[2], &[]),
     ];
     assert_eq!(share_slots(&cfg, &uses, 3, &[]), (vec![0, 0, 1], 2));
     uses[0].written_late = true;

@@ -556,9 +556,10 @@ impl AtomicUnits {
 /// pool's threads.
 const PARALLEL_FILLS: usize = 1024;
 
-/// Applies the SMs' weak global stores of the window to memory, in SM
-/// order (`Sm::stores`), so a word two blocks stored ends up the same on
-/// any host. One host thread does it: a window's stores are a few
+/// Applies the SMs' global stores and atomics of the window to memory, in
+/// SM order (`Sm::apply_stores`), so a word two blocks stored ends up the
+/// same, and every atomic finds the same old value, on any host. One host
+/// thread does it: a window's stores are a few
 /// thousand words (DRAM's bandwidth bounds them), and split among threads
 /// by page they took twice as long on the 16-core GPU host, each thread
 /// pulling every SM's buffers from the cores that wrote them. Split by
@@ -568,6 +569,5 @@ const PARALLEL_FILLS: usize = 1024;
 fn apply_stores(sms: &mut [Sm<'_>], env: &LaunchEnv<'_>) {
     for sm in sms.iter_mut() {
         sm.apply_stores(env.global);
-        sm.clear_stores();
     }
 }

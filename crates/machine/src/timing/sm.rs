@@ -1475,10 +1475,7 @@ impl<'a> Sm<'a> {
             findings: block.runner.take_findings(),
             printed: block.runner.take_printed(),
         });
-        let empty = self
-            .empty_stores
-            .pop()
-            .unwrap_or_else(|| StoreBuffer::for_launch(shared.env));
+        let empty = self.empty_stores.pop().unwrap_or_default();
         let stores = block.runner.replace_stores(empty);
         if stores.is_empty() {
             self.empty_stores.push(stores);
@@ -1490,13 +1487,15 @@ impl<'a> Sm<'a> {
         self.spare_warps.push(block.warps);
     }
 
-    /// Applies the global stores and atomics of this window to memory:
-    /// those of the blocks that left, in the order they left, then those
-    /// of the resident blocks, in slot order, whose atomics' old values go
-    /// to their registers (the blocks that left read none).
+    /// Applies the global stores and atomics of this window to memory,
+    /// and forgets them: those of the blocks that left, in the order they
+    /// left, then those of the resident blocks, in slot order, whose
+    /// atomics' old values go to their registers (the blocks that left
+    /// read none).
     pub(crate) fn apply_stores(&mut self, global: &GlobalMemory) {
-        for stores in &self.departed_stores {
+        for mut stores in self.departed_stores.drain(..) {
             stores.apply(global, |_, _| {});
+            self.empty_stores.push(stores);
         }
         for block in self.slots.iter_mut().flatten() {
             block.runner.apply_stores(global);
@@ -1519,17 +1518,6 @@ impl<'a> Sm<'a> {
     /// The window's L2 accesses, sorted by `sort_l2_accesses`.
     pub(crate) fn l2_order(&self) -> &ShardOrder {
         &self.l2_order
-    }
-
-    /// Forgets the window's weak global stores, once applied.
-    pub(crate) fn clear_stores(&mut self) {
-        for mut stores in self.departed_stores.drain(..) {
-            stores.clear();
-            self.empty_stores.push(stores);
-        }
-        for block in self.slots.iter_mut().flatten() {
-            block.runner.clear_stores();
-        }
     }
 
     /// The resident blocks' runners, for the livelock checks at a
