@@ -46,7 +46,8 @@
 use indexmap::IndexMap;
 use warpsim_ir::Scope;
 
-use crate::clocks::{FastMap, MaxMap};
+use crate::clocks::MaxMap;
+use crate::hashing::FastIndexMap;
 
 use crate::findings::{add_lanes, Finding, FindingKind, Severity, Site, WarpLanes};
 use crate::memory::{GlobalMemory, GlobalPlace};
@@ -148,10 +149,10 @@ struct Race {
 /// The checker of one launch.
 #[derive(Debug, Default)]
 pub(crate) struct GlobalRaces {
-    words: FastMap<u64, WordShadow>,
-    threads: FastMap<GlobalThread, ThreadClocks>,
+    words: FastIndexMap<u64, WordShadow>,
+    threads: FastIndexMap<GlobalThread, ThreadClocks>,
     /// Each block's clocks, joined at its barriers.
-    blocks: FastMap<u64, BlockClocks>,
+    blocks: FastIndexMap<u64, BlockClocks>,
     races: IndexMap<(FindingKind, Hazard, u32, u32), Race>,
 }
 

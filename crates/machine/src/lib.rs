@@ -31,6 +31,7 @@ pub mod config;
 pub mod error;
 pub mod findings;
 mod global_races;
+mod hashing;
 mod initcheck;
 pub mod memory;
 pub mod printf;

@@ -43,12 +43,10 @@
 //! pending store overwrites, at the window's end, what other blocks did to
 //! those bytes in it.
 
-use std::hash::{BuildHasherDefault, Hasher};
-
-use indexmap::IndexMap;
 use warpsim_ir::AtomOp;
 
 use crate::access::atomic_update;
+use crate::hashing::FastIndexMap;
 use crate::memory::{size_mask, GlobalMemory, OutOfBounds};
 use crate::program::NumberType;
 
@@ -70,11 +68,11 @@ pub(crate) struct StoreBuffer {
     stored_buffers: u64,
     /// Pending words by address, in the order first stored (the order
     /// they are applied in, so applying them is the same on every host).
-    words: IndexMap<u64, PendingWord, BuildHasherDefault<WordHasher>>,
+    words: FastIndexMap<u64, PendingWord>,
     /// Pending atomics by word (address / 8 * 8), words in the order
     /// first used, each word's in the order issued (atomics on different
     /// words commute, so this is issue order where it matters).
-    atomics: IndexMap<u64, Vec<PendingAtomic>, BuildHasherDefault<WordHasher>>,
+    atomics: FastIndexMap<u64, Vec<PendingAtomic>>,
 }
 
 /// Where the old value of an atomic goes: a lane of a register of one of
@@ -258,29 +256,6 @@ impl StoreBuffer {
     /// Whether no store or atomic is pending.
     pub(crate) fn is_empty(&self) -> bool {
         self.words.is_empty() && self.atomics.is_empty()
-    }
-}
-
-/// Hashes word addresses: a multiplication spreads the bits that vary
-/// (the offset in a buffer, in units of 8) over the high bits the table
-/// uses. Addresses are not chosen by an adversary, so no keyed hash is
-/// needed.
-#[derive(Default)]
-struct WordHasher(u64);
-
-impl Hasher for WordHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &byte in bytes {
-            self.0 = (self.0.rotate_left(8) ^ u64::from(byte)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        }
-    }
-
-    fn write_u64(&mut self, value: u64) {
-        self.0 = (value >> 3).wrapping_mul(0x9e37_79b9_7f4a_7c15);
     }
 }
 

@@ -512,7 +512,7 @@ pub(crate) fn run_gpu<'a>(
 #[derive(Default)]
 struct AtomicUnits {
     /// When each sector's unit is free, for sectors still busy.
-    free: std::collections::HashMap<u64, f64>,
+    free: crate::hashing::FastHashMap<u64, f64>,
     /// The window's requests, as (cycle, SM, index in its list).
     order: Vec<(u64, u32, u32)>,
 }
