@@ -270,13 +270,18 @@ pub struct TimingConfig {
     pub dram_latency: u32,
     /// Which ready warp a sub-partition issues from.
     pub scheduler: SchedulerPolicy,
-    /// Global atomics resolve at L2: latency of one.
+    /// Global atomics resolve at L2: latency of one (a dependent chain
+    /// on an H100 under Nsight Compute's clock lock).
     pub atomic_latency: u32,
     /// Cycles the L2 spends on each warp's atomic request to one 32-byte
     /// sector: requests to a sector queue behind each other (all lanes of
     /// a warp to one sector are one request). programs/timing/hardware/
     /// h100-atomic-contention.txt: 1.19 on an H100.
     pub atomic_sector_interval: f64,
+    /// Atomic requests to distinct sectors the whole L2 performs per cycle:
+    /// each SM's atomics queue for its share of them.
+    /// programs/timing/hardware/h100-atomic-chains.txt: 24.4 on an H100.
+    pub atomic_sectors_per_cycle: f64,
     /// `bar.sync` release: cycles after the last arrival for a one-warp
     /// block, and the cycles each further warp adds (reference/timing.md:
     /// 14.7 cycles a loop iteration for 32 threads, +2 per warp).
@@ -332,8 +337,9 @@ impl Default for TimingConfig {
             l2_write_bytes_per_cycle: 2400,
             dram_latency: 577,
             scheduler: SchedulerPolicy::GreedyThenOldest,
-            atomic_latency: 272,
+            atomic_latency: 396,
             atomic_sector_interval: 1.19,
+            atomic_sectors_per_cycle: 24.4,
             barrier_latency: 13,
             barrier_latency_per_warp: 2,
             block_launch_latency: 200,
@@ -639,14 +645,27 @@ impl MachineConfig {
                 });
             }
         }
-        let interval = timing.atomic_sector_interval;
-        if !(interval.is_finite() && interval > 0.0) {
-            return Err(ConfigError {
-                keys: &["timing.atomic_sector_interval"],
-                message: format!(
-                    "timing.atomic_sector_interval must be a positive number of cycles, not {interval}"
-                ),
-            });
+        for (keys, value, unit) in [
+            (
+                &["timing.atomic_sector_interval"],
+                timing.atomic_sector_interval,
+                "cycles",
+            ),
+            (
+                &["timing.atomic_sectors_per_cycle"],
+                timing.atomic_sectors_per_cycle,
+                "sectors per cycle",
+            ),
+        ] {
+            if !(value.is_finite() && value > 0.0) {
+                return Err(ConfigError {
+                    keys,
+                    message: format!(
+                        "{} must be a positive number of {unit}, not {value}",
+                        keys[0]
+                    ),
+                });
+            }
         }
         if sm.max_registers_per_thread > 255 {
             return Err(ConfigError {

@@ -27,7 +27,7 @@
 //! in memory then, which the buffer hands back ([`AtomicResult`]) for the
 //! SM to write into the thread's register. The timing model holds that
 //! register's readers until the window has ended (an atomic takes
-//! `atomic_latency`, 272 cycles, longer than a window), so no thread reads
+//! `atomic_latency`, 396 cycles, longer than a window), so no thread reads
 //! an old value before it is known, and the order in which the atomics of
 //! different blocks meet memory is fixed on every host: SM order; within
 //! an SM, the buffers' order above; within a buffer, issue order. A ticket

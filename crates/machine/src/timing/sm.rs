@@ -27,11 +27,15 @@
 //!   by all SMs: an SM reads it as it was at the start of the current time
 //!   window and its own accesses of the window, and the accesses are
 //!   applied in SM order at the window's end (`gpu.rs`).
-//! - Global atomics take `atomic_latency`, and a warp's requests to one
-//!   sector queue behind every other warp's at the L2's atomic unit for it,
-//!   one per `atomic_sector_interval` cycles; the queues are served at the
-//!   window's end (`gpu.rs`), which delays the results and writes of the
-//!   requests that waited (`Sm::delay_atomic`).
+//! - A global atomic costs what an L2 access costs, `atomic_latency` in
+//!   place of the hit's (a miss fetches the sector from DRAM first), after
+//!   the SM's earlier atomics have had their share of the L2's
+//!   `atomic_sectors_per_cycle`; a warp's requests to one sector queue
+//!   behind every other warp's at the L2's atomic unit for it, one per
+//!   `atomic_sector_interval` cycles; the queues are served at the
+//!   window's end (`gpu.rs`), which delays the results (and, for fences,
+//!   the writes) of the requests that waited (`Sm::delay_atomic`). A
+//!   reduction (no old value read) is done, for the SM, once the L2 has it.
 //! - A warp at a block barrier issues nothing; the barrier opens
 //!   `barrier_latency` plus `barrier_latency_per_warp` per warp of the
 //!   block after the last arrival.
@@ -46,11 +50,11 @@
 //! Deviations: warps do not fetch instructions (no `no_instruction` or
 //! instruction-cache stalls), register-bank conflicts and the operand
 //! reuse cache are not modelled, PTX, not the SASS that ptxas would
-//! schedule, is what issues, a warp's atomics on one address do not wait
-//! for each other (on an H100 they do: `atomic-contention.cu`'s warps with
-//! a counter each take 9,183 cycles, warpsim 1,377), and reductions never
-//! hold the SM back (on an H100 a queue of them does, once each SM has
-//! more than about 128 outstanding).
+//! schedule, is what issues (so where ptxas gives successive atomics'
+//! results one register, which makes each wait for the last on an H100,
+//! warpsim's overlap: `h100-atomic-chains.txt`), and reductions never hold
+//! the SM back (on an H100 a queue of them does, once each SM has more
+//! than about 128 outstanding).
 
 use std::collections::HashMap;
 
@@ -515,6 +519,9 @@ pub(crate) struct Sm<'a> {
     dram_free: f64,
     /// When the SM's requests to the L2 so far have gone through.
     l2_free: f64,
+    /// When the SM's share of the L2's atomic units has performed its
+    /// atomics so far.
+    atomics_free: f64,
     /// Blocks that left in this window, in the order they left.
     pub departures: Vec<Departure>,
     /// The weak global stores of blocks that left in this window, in the
@@ -563,6 +570,7 @@ impl<'a> Sm<'a> {
             l2_order: ShardOrder::default(),
             dram_free: 0.0,
             l2_free: 0.0,
+            atomics_free: 0.0,
             departures: Vec::new(),
             departed_stores: Vec::new(),
             empty_stores: Vec::new(),
@@ -1168,7 +1176,9 @@ impl<'a> Sm<'a> {
         let local = std::mem::take(&mut state.local_sectors);
         if !global.is_empty() {
             reason = StallReason::LongScoreboard;
-            let kind = if is_atomic {
+            let kind = if is_atomic && is_store {
+                SectorAccess::Reduction
+            } else if is_atomic {
                 SectorAccess::Atomic
             } else if is_store {
                 SectorAccess::GlobalStore
@@ -1250,9 +1260,23 @@ impl<'a> Sm<'a> {
         let mut slowest = 0u64;
         for &sector in sectors {
             let arrival = match kind {
-                SectorAccess::Atomic => {
-                    self.l2_access(shared, sector, cycle, false);
-                    u64::from(config.atomic_latency)
+                SectorAccess::Atomic | SectorAccess::Reduction => {
+                    // An atomic costs what an L2 access costs (a miss
+                    // fetches its sector from DRAM first), with the atomic
+                    // unit's latency for the hit's, after the SM's earlier
+                    // atomics have had their share of the units.
+                    let reduction = matches!(kind, SectorAccess::Reduction);
+                    let access = self.l2_access(shared, sector, cycle, reduction);
+                    let start = self.atomics_free.max(cycle as f64);
+                    self.atomics_free = start + shared.active_sms / config.atomic_sectors_per_cycle;
+                    if reduction {
+                        access
+                    } else {
+                        let waited = (start - cycle as f64).ceil() as u64;
+                        waited
+                            + access.saturating_sub(u64::from(config.l2_hit_latency))
+                            + u64::from(config.atomic_latency)
+                    }
                 }
                 SectorAccess::GlobalStore => {
                     self.l2_access(shared, sector, cycle, true);
@@ -1336,11 +1360,16 @@ impl<'a> Sm<'a> {
         }
         let timing = &mut block.warps[arrival.warp.warp as usize];
         let ready = arrival.ready + delay;
-        for &register in issue.written(&issue.records[arrival.pc as usize]) {
+        let written = issue.written(&issue.records[arrival.pc as usize]);
+        for &register in written {
             let register = &mut timing.ready[register as usize];
             *register = (*register).max(ready);
         }
-        timing.memory_done = timing.memory_done.max(ready);
+        // A reduction (no old value) is the L2's business once it has
+        // arrived there: its queue holds neither the SM nor a fence.
+        if !written.is_empty() {
+            timing.memory_done = timing.memory_done.max(ready);
+        }
     }
 
     /// The window ended: the L2 takes this SM's accesses (`gpu.rs` applies
@@ -1552,8 +1581,13 @@ enum SectorAccess {
     GlobalStore,
     /// A local store: kept in the L1.
     LocalStore,
-    /// A global atomic: performed at the L2.
+    /// A global atomic whose old value is read: performed at the L2.
     Atomic,
+    /// A global reduction (an atomic whose old value is not read): the SM
+    /// is done with it once the L2 has it, as with a store (on an H100 an
+    /// SM whose reductions queue 20,000 cycles at the L2 is active 919:
+    /// programs/timing/hardware/h100-atomic-contention.txt).
+    Reduction,
 }
 
 /// How an attempt to issue went.
