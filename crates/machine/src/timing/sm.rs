@@ -1264,7 +1264,9 @@ impl<'a> Sm<'a> {
                     // An atomic costs what an L2 access costs (a miss
                     // fetches its sector from DRAM first), with the atomic
                     // unit's latency for the hit's, after the SM's earlier
-                    // atomics have had their share of the units.
+                    // atomics have had their share of the units. A
+                    // reduction takes its share too, but the SM is done
+                    // with it once the L2 has it, as with a store.
                     let reduction = matches!(kind, SectorAccess::Reduction);
                     let access = self.l2_access(shared, sector, cycle, reduction);
                     let start = self.atomics_free.max(cycle as f64);
