@@ -22,7 +22,7 @@ use crate::program::*;
 use crate::semantics::{fault, Fault};
 use crate::stats::InstrStats;
 use crate::store_buffer::{AtomicResult, PendingAtomic};
-use crate::warp::{Warp, WARP_SIZE};
+use crate::warp::{RegisterFile, Warp, WARP_SIZE};
 use crate::weak_memory::{AccessOrdering, GlobalThread, WeakMemory};
 
 /// Where a lane's access goes once its address is resolved.
@@ -58,10 +58,10 @@ impl Target {
 
 /// Computes a lane's address.
 #[inline(always)]
-pub(crate) fn lane_address(values: &[u64], addr: LoweredAddress, lane: usize) -> u64 {
+pub(crate) fn lane_address(values: &RegisterFile, addr: LoweredAddress, lane: usize) -> u64 {
     match addr.base {
         Some(reg) => {
-            let sum = values[reg as usize * WARP_SIZE + lane].wrapping_add(addr.offset as u64);
+            let sum = values.get(reg, lane).wrapping_add(addr.offset as u64);
             if addr.base_bits <= 32 {
                 sum & 0xffff_ffff
             } else {
@@ -77,7 +77,7 @@ pub(crate) fn lane_address(values: &[u64], addr: LoweredAddress, lane: usize) ->
 #[inline(always)]
 pub(crate) fn lane_target(
     env: &LaunchEnv,
-    values: &[u64],
+    values: &RegisterFile,
     addr: LoweredAddress,
     lane: usize,
     space: StateSpace,
@@ -222,9 +222,8 @@ pub(crate) fn memory_access(
                 if let Some(races) = global_races.as_mut() {
                     let accessor = global_accessor(env, state, warp, lane, pc);
                     let ordering = AccessOrdering::of_access(order);
-                    let value = (store && count == 1).then(|| {
-                        warp.values[registers[0] as usize * WARP_SIZE + lane] & size_mask(size)
-                    });
+                    let value = (store && count == 1)
+                        .then(|| warp.values.get(registers[0], lane) & size_mask(size));
                     races.observe(
                         accessor,
                         crate::global_races::GlobalAccess {
@@ -253,9 +252,8 @@ pub(crate) fn memory_access(
         for (element, &register) in registers.iter().enumerate().take(usize::from(count)) {
             let element_offset = (element as u32 * size) as u64;
             let out_of_bounds = || out_of_bounds(env, target, address, total, store, lane);
-            let reg = register as usize * WARP_SIZE + lane;
             if store {
-                let bits = warp.values[reg] & size_mask(size);
+                let bits = warp.values.get(register, lane) & size_mask(size);
                 let written = match target {
                     Target::Shared(offset) => write_bytes(
                         &mut state.shared,
@@ -324,7 +322,7 @@ pub(crate) fn memory_access(
                     _ => load(env, state, target, thread, element_offset, size, total),
                 }
                 .ok_or_else(out_of_bounds)?;
-                warp.values[reg] = extend_loaded(raw, value);
+                warp.values.set(register, lane, extend_loaded(raw, value));
             }
         }
     }
@@ -379,7 +377,7 @@ fn begin_request(state: &mut BlockState) {
 /// `lane_target` checks) or not `in_bounds`.
 #[inline(always)]
 fn warp_addresses(
-    values: &[u64],
+    values: &RegisterFile,
     request: &Request,
     in_bounds: impl Fn(u64) -> bool,
 ) -> Option<[u64; WARP_SIZE]> {
@@ -398,7 +396,12 @@ fn warp_addresses(
 /// Loads each active lane's elements from `bytes` at its offset (every
 /// access in bounds: [`warp_addresses`] said so), lane by lane.
 #[inline(always)]
-fn load_lanes(values: &mut [u64], bytes: &[u8], offsets: &[u64; WARP_SIZE], request: &Request) {
+fn load_lanes(
+    values: &mut RegisterFile,
+    bytes: &[u8],
+    offsets: &[u64; WARP_SIZE],
+    request: &Request,
+) {
     let size = u32::from(request.value.size);
     for (lane, &offset) in offsets.iter().enumerate() {
         if request.active >> lane & 1 == 0 {
@@ -407,7 +410,7 @@ fn load_lanes(values: &mut [u64], bytes: &[u8], offsets: &[u64; WARP_SIZE], requ
         for (element, &register) in request.registers.iter().enumerate() {
             let start = offset as usize + element * size as usize;
             if let Some(raw) = read_bytes(bytes, start, size) {
-                values[register as usize * WARP_SIZE + lane] = extend_loaded(raw, request.value);
+                values.set(register, lane, extend_loaded(raw, request.value));
             }
         }
     }
@@ -456,7 +459,7 @@ fn window_access(
                 continue;
             }
             for (element, &register) in request.registers.iter().enumerate() {
-                let bits = warp.values[register as usize * WARP_SIZE + lane] & size_mask(size);
+                let bits = warp.values.get(register, lane) & size_mask(size);
                 // In bounds: `warp_addresses` said so.
                 write_bytes(
                     &mut state.shared,
@@ -523,13 +526,13 @@ fn global_access(
         push_sectors(&mut state.sectors, address, total);
         for (element, &register) in request.registers.iter().enumerate() {
             let element_address = address + u64::from(element as u32 * size);
-            let slot = register as usize * WARP_SIZE + lane;
             // In bounds: checked above for the whole access.
             if request.store {
-                let bits = warp.values[slot] & size_mask(size);
+                let bits = warp.values.get(register, lane) & size_mask(size);
                 let _ = state.stores.write(env.global, element_address, size, bits);
             } else if let Ok(raw) = state.stores.read(env.global, element_address, size) {
-                warp.values[slot] = extend_loaded(raw, request.value);
+                warp.values
+                    .set(register, lane, extend_loaded(raw, request.value));
             }
         }
     }
@@ -744,7 +747,7 @@ pub(crate) fn printf(
             continue;
         }
         let thread = warp.index as usize * WARP_SIZE + lane;
-        let format_address = warp.values[format as usize * WARP_SIZE + lane];
+        let format_address = warp.values.get(format, lane);
         // A null format prints nothing and returns -1 (CUDA C++
         // Programming Guide, "Formatted Output").
         let taken = if format_address == 0 {
@@ -755,7 +758,7 @@ pub(crate) fn printf(
                 env,
                 state,
                 thread,
-                arguments: warp.values[arguments as usize * WARP_SIZE + lane],
+                arguments: warp.values.get(arguments, lane),
             };
             text.clear();
             let taken = printf::format(&format_text, &mut memory, &mut text);
@@ -767,7 +770,7 @@ pub(crate) fn printf(
             taken
         };
         if let Some(dst) = dst {
-            warp.values[dst as usize * WARP_SIZE + lane] = u64::from(taken as u32);
+            warp.values.set(dst, lane, u64::from(taken as u32));
         }
     }
 }
@@ -934,7 +937,7 @@ pub(crate) fn order_lanes(
                     races.arrive_at_barrier(thread, epoch);
                 }
                 // An id out of range faults when the barrier runs.
-                let barrier = warp.values[id as usize * WARP_SIZE + lane] as u32;
+                let barrier = warp.values.get(id, lane) as u32;
                 if let (Some(weak), Some(opening)) =
                     (env.weak_memory, state.barriers.get(barrier as usize))
                 {
@@ -1097,8 +1100,8 @@ pub(crate) fn atomic(
                 },
             )
         };
-        let operand = warp.values[a as usize * WARP_SIZE + lane] & mask;
-        let swap = b.map_or(0, |b| warp.values[b as usize * WARP_SIZE + lane] & mask);
+        let operand = warp.values.get(a, lane) & mask;
+        let swap = b.map_or(0, |b| warp.values.get(b, lane) & mask);
         let update = |old| atomic_update(op, ty, old, operand, swap) & mask;
         let out_of_bounds = || out_of_bounds(env, target, address, size, true, lane);
         let (old, new) = match target {
@@ -1175,7 +1178,7 @@ pub(crate) fn atomic(
             state.checker.last_progress = state.instructions;
         }
         if let Some(dst) = dst {
-            warp.values[dst as usize * WARP_SIZE + lane] = old;
+            warp.values.set(dst, lane, old);
         }
     }
     let counters = &mut state.stats.per_instruction[pc as usize];

@@ -1,7 +1,8 @@
 //! Scalar semantics of the arithmetic instructions, one lane at a time (PTX
 //! ISA, "Integer Arithmetic", "Floating-Point" and "Data Movement and
-//! Conversion" instructions). Registers hold values in the low bits of a
-//! 64-bit lane with the upper bits zero; every function here keeps that form.
+//! Conversion" instructions). Values travel in the low bits of a 64-bit
+//! lane with the upper bits zero; every function here keeps that form (a
+//! 32-bit register stores only the low half: `warp::RegisterFile`).
 //!
 //! Where PTX leaves a result unspecified (integer division by zero), the
 //! result is what NVIDIA hardware returns: all ones for the quotient and for

@@ -242,9 +242,7 @@ pub(crate) fn cp_async(
         )?;
         let source = lane_address(&warp.values, src, lane);
         // The source size was checked above.
-        let read = src_size.map_or(len, |reg| {
-            (warp.values[reg as usize * WARP_SIZE + lane] & 0xffff_ffff) as u32
-        });
+        let read = src_size.map_or(len, |reg| (warp.values.get(reg, lane) & 0xffff_ffff) as u32);
         let mut read = read.min(len);
         if ignored >> lane & 1 != 0 {
             read = 0;
@@ -307,7 +305,7 @@ fn check_cp_async_source(
         ));
     }
     if let Some(reg) = src_size {
-        let requested = warp.values[reg as usize * WARP_SIZE + lane] & 0xffff_ffff;
+        let requested = warp.values.get(reg, lane) & 0xffff_ffff;
         if requested > u64::from(len) {
             return Err(invalid(
                 format!("`cp.async` source size {requested} is larger than the copy's {len} bytes"),
@@ -459,7 +457,7 @@ pub(crate) fn cp_async_bulk(
     // A lane's copy, checked: its shared destination, global source, size
     // and mbarrier offset.
     let lane_copy = |state: &BlockState, lane: usize| -> Result<(u32, u64, u32, u32), Fault> {
-        let len = (warp.values[size as usize * WARP_SIZE + lane] & 0xffff_ffff) as u32;
+        let len = (warp.values.get(size, lane) & 0xffff_ffff) as u32;
         if len == 0 || !len.is_multiple_of(16) {
             return Err(invalid(
                 format!("`cp.async.bulk` copies a multiple of 16 bytes, not {len}"),
@@ -588,9 +586,7 @@ pub(crate) fn mbarrier(
     space: StateSpace,
     addr: LoweredAddress,
 ) -> Result<(), Fault> {
-    let value = |warp: &Warp, reg: ValueReg, lane: usize| {
-        warp.values[reg as usize * WARP_SIZE + lane] & 0xffff_ffff
-    };
+    let value = |warp: &Warp, reg: ValueReg, lane: usize| warp.values.get(reg, lane) & 0xffff_ffff;
     check_every_lane(warp, active, |lane| {
         let offset = mbarrier_offset(state, space, warp, addr, lane)?;
         let count = match action {
@@ -663,7 +659,7 @@ pub(crate) fn mbarrier(
                 barrier.tx_count += tx as i64;
                 arrive(barrier, count, drop, lane)?;
                 if let Some(reg) = state_reg {
-                    warp.values[reg as usize * WARP_SIZE + lane] = before;
+                    warp.values.set(reg, lane, before);
                 }
             }
             MbarrierAction::ExpectTx { bytes } => {
@@ -675,7 +671,7 @@ pub(crate) fn mbarrier(
                 complete_tx(existing(state, offset, lane)?, bytes, lane)?;
             }
             MbarrierAction::Wait { parity, phase, .. } => {
-                let operand = warp.values[phase as usize * WARP_SIZE + lane];
+                let operand = warp.values.get(phase, lane);
                 let barrier = existing(state, offset, lane)?;
                 let done = if parity {
                     u64::from(barrier.phase & 1) != operand & 1
@@ -703,8 +699,8 @@ pub(crate) fn mbarrier(
 pub(crate) fn pending_count(warp: &mut Warp, active: u32, dst: ValueReg, state: ValueReg) {
     for lane in 0..WARP_SIZE {
         if active >> lane & 1 != 0 {
-            let value = warp.values[state as usize * WARP_SIZE + lane] & 0xffff_ffff;
-            warp.values[dst as usize * WARP_SIZE + lane] = value;
+            let value = warp.values.get(state, lane) & 0xffff_ffff;
+            warp.values.set(dst, lane, value);
         }
     }
 }

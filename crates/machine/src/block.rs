@@ -23,7 +23,7 @@ use crate::initcheck::WrittenBytes;
 use crate::memory::{GlobalMemory, SHARED_WINDOW, WINDOW_SIZE};
 use crate::program::*;
 use crate::racecheck::SharedRaces;
-use crate::semantics::{execute, fault, lanes_mut, uniform_value, Fault};
+use crate::semantics::{execute, fault, map_active, uniform_value, Fault};
 use crate::stats::RunStats;
 use crate::store_buffer::StoreBuffer;
 use crate::warp::{Barrier, Path, PathWait, Warp, WARP_SIZE};
@@ -253,7 +253,7 @@ impl<'a> BlockRunner<'a> {
         let warps = &mut self.warps;
         self.state.stores.apply(global, |result, old| {
             let warp = &mut warps[result.warp as usize];
-            warp.values[result.register as usize * WARP_SIZE + result.lane as usize] = old;
+            warp.values.set(result.register, result.lane as usize, old);
         });
     }
 
@@ -589,7 +589,7 @@ impl<'a> BlockRunner<'a> {
                 Target::Shared(offset) => offset as u32,
                 _ => return None,
             };
-            let operand = values[phase as usize * WARP_SIZE + lane];
+            let operand = values.get(phase, lane);
             let awaited = if parity {
                 AwaitedPhase::Parity((operand & 1) as u32)
             } else {
@@ -667,9 +667,8 @@ impl<'a> BlockRunner<'a> {
         self.warps.resize_with(warp_count, Warp::default);
         for (index, warp) in self.warps.iter_mut().enumerate() {
             warp.index = index as u32;
-            warp.values.clear();
             warp.values
-                .resize(program.value_regs as usize * WARP_SIZE, 0);
+                .reset(program.value_regs, program.wide_value_regs);
             warp.preds.clear();
             warp.preds.resize(program.pred_regs as usize, 0);
             let first_thread = index as u32 * WARP_SIZE as u32;
@@ -689,16 +688,17 @@ impl<'a> BlockRunner<'a> {
                 wait: PathWait::Ready,
             });
             for &(reg, init) in &program.warp_inits {
-                let lanes = lanes_mut(&mut warp.values, reg);
                 match init {
-                    WarpInit::Constant(value) => lanes.fill(value),
-                    WarpInit::GlobalVariable(index) => {
-                        lanes.fill(env.global_variable_addresses[index as usize])
-                    }
+                    WarpInit::Constant(value) => warp.values.fill(reg, u32::MAX, value),
+                    WarpInit::GlobalVariable(variable) => warp.values.fill(
+                        reg,
+                        u32::MAX,
+                        env.global_variable_addresses[variable as usize],
+                    ),
                     WarpInit::Special(special) => {
-                        for (lane, slot) in lanes.iter_mut().enumerate() {
+                        let lanes = map_active(u32::MAX, |lane| {
                             let thread = thread_index(first_thread + lane as u32, env.block_dim);
-                            *slot = special_value(
+                            special_value(
                                 special,
                                 lane as u32,
                                 index as u32,
@@ -706,8 +706,9 @@ impl<'a> BlockRunner<'a> {
                                 thread,
                                 block_index,
                                 env,
-                            );
-                        }
+                            )
+                        });
+                        warp.values.write(reg, u32::MAX, &lanes);
                     }
                 }
             }

@@ -171,7 +171,8 @@ pub fn validate_launch(
         )));
     }
     let warps = threads.div_ceil(32);
-    let block_state = u64::from(program.value_regs) * 8 * 32 * warps
+    // Four bytes a lane per register, eight for a wide one (`warp::RegisterFile`).
+    let block_state = u64::from(program.value_regs + program.wide_value_regs) * 4 * 32 * warps
         + u64::from(program.local_bytes) * threads
         + total_shared;
     if block_state > MAX_BLOCK_STATE_BYTES {

@@ -17,7 +17,8 @@ use warpsim_ir::{
     SpecialReg, StateSpace, UnaryOp, VoteMode,
 };
 
-/// A register index in the warp's value file (64-bit lanes).
+/// A register index in the warp's value file (`warp::RegisterFile`: lanes
+/// of 32 bits, and of 64 for the registers below `Program::wide_value_regs`).
 pub type ValueReg = u32;
 /// A register index in the warp's predicate file (one 32-bit lane mask each).
 pub type PredReg = u32;
@@ -42,8 +43,11 @@ pub struct Program {
     /// The IR instruction behind each entry of `code` (the last one, the
     /// implicit exit, reuses the location of the kernel header).
     pub locations: Vec<SourceLoc>,
-    /// Value register slots of `code` (each 32 lanes of 8 bytes per warp).
+    /// Value register slots of `code` (each 32 lanes of 4 bytes per warp).
     pub value_regs: u32,
+    /// How many of them, numbered first, hold a 64-bit register and have
+    /// 4 bytes more per lane (`warp::RegisterFile`).
+    pub wide_value_regs: u32,
     /// Value registers of `scoreboard_code`.
     pub scoreboard_value_regs: u32,
     pub pred_regs: u32,
@@ -1000,6 +1004,8 @@ struct Lowerer<'a> {
     /// Where each value register of that numbering is stored, when
     /// registers share slots ([`Program::lower`]).
     value_slot: Option<&'a [u32]>,
+    /// For each value register of that numbering: whether it holds 64 bits.
+    value_wide: Vec<bool>,
     warp_inits: Vec<(ValueReg, WarpInit)>,
     /// The hidden register of each literal or special register, so each gets one.
     hidden: std::collections::HashMap<WarpInit, ValueReg>,
@@ -1034,7 +1040,7 @@ impl Program {
         // First with a value register per PTX register and per hidden
         // register: the scoreboard's numbering, and the code whose
         // registers' live ranges decide which can share a slot.
-        let scoreboard = Self::lower_with_slots(module, kernel, None)?;
+        let (scoreboard, scoreboard_wide) = Self::lower_with_slots(module, kernel, None)?;
         let registers = scoreboard.value_regs;
         let uses: Vec<RegisterUse> = scoreboard
             .code
@@ -1068,8 +1074,27 @@ impl Program {
             registers as usize,
             &set_at_start,
         );
-        let mut program = Self::lower_with_slots(module, kernel, Some(&slots))?;
+        // A slot is as wide as the widest register it holds, and the wide
+        // slots are numbered first, so that the register file tells a
+        // wide one by comparing its number (`warp::RegisterFile`).
+        let mut slot_wide = vec![false; slot_count as usize];
+        for (&slot, &wide) in slots.iter().zip(&scoreboard_wide) {
+            slot_wide[slot as usize] |= wide;
+        }
+        let mut renumbered = vec![0u32; slot_count as usize];
+        let wide_first = (0..slot_count as usize)
+            .filter(|&slot| slot_wide[slot])
+            .chain((0..slot_count as usize).filter(|&slot| !slot_wide[slot]));
+        for (number, slot) in wide_first.enumerate() {
+            renumbered[slot] = number as u32;
+        }
+        let slots: Vec<u32> = slots
+            .iter()
+            .map(|&slot| renumbered[slot as usize])
+            .collect();
+        let (mut program, _) = Self::lower_with_slots(module, kernel, Some(&slots))?;
         program.value_regs = slot_count;
+        program.wide_value_regs = slot_wide.iter().filter(|&&wide| wide).count() as u32;
         program.scoreboard_code = scoreboard.code;
         program.scoreboard_value_regs = scoreboard.value_regs;
         // The uniformity analysis depends on the IR alone: once per kernel.
@@ -1092,12 +1117,12 @@ impl Program {
     /// stored in slot `value_slot[r]` (in its own slot without a map);
     /// `scoreboard_code` and `divergent_barriers` are left empty, and
     /// `value_regs` is the number of registers of the scoreboard's
-    /// numbering.
+    /// numbering, and the second result says which of those hold 64 bits.
     fn lower_with_slots(
         module: &Module,
         kernel: &Kernel,
         value_slot: Option<&[u32]>,
-    ) -> Result<Program, LowerError> {
+    ) -> Result<(Program, Vec<bool>), LowerError> {
         let read = read_registers(kernel);
         let mut lowerer = Lowerer {
             module,
@@ -1105,6 +1130,7 @@ impl Program {
             reg_slot: Vec::with_capacity(kernel.regs.len()),
             value_regs: 0,
             value_slot,
+            value_wide: Vec::new(),
             warp_inits: Vec::new(),
             hidden: std::collections::HashMap::new(),
             symbol_address: vec![0; kernel.symbols.len()],
@@ -1120,7 +1146,7 @@ impl Program {
                 lowerer.reg_slot.push(pred_regs);
                 pred_regs += 1;
             } else {
-                let slot = lowerer.new_value_register();
+                let slot = lowerer.new_value_register(reg.ty.size_bytes() > 4);
                 lowerer.reg_slot.push(slot);
             }
         }
@@ -1166,12 +1192,13 @@ impl Program {
             kind: Kind::Exit,
         });
         locations.push(kernel.instrs.last().map_or(kernel.loc, |instr| instr.loc));
-        Ok(Program {
+        let program = Program {
             kernel_name: kernel.name.clone(),
             code,
             scoreboard_code: Vec::new(),
             locations,
             value_regs: lowerer.value_regs,
+            wide_value_regs: 0,
             scoreboard_value_regs: 0,
             pred_regs,
             warp_inits: lowerer.warp_inits,
@@ -1188,7 +1215,8 @@ impl Program {
                 .iter()
                 .any(|instr| communicates_across_blocks(&instr.op, &lowerer.read)),
             divergent_barriers: Vec::new(),
-        })
+        };
+        Ok((program, lowerer.value_wide))
     }
 }
 
@@ -1429,15 +1457,16 @@ impl Lowerer<'_> {
         if let Some(reg) = self.carry_flag {
             return reg;
         }
-        let reg = self.new_value_register();
+        let reg = self.new_value_register(false);
         self.carry_flag = Some(reg);
         reg
     }
 
-    /// Numbers a new value register; returns its slot.
-    fn new_value_register(&mut self) -> ValueReg {
+    /// Numbers a new value register, of 64 bits if `wide`; returns its slot.
+    fn new_value_register(&mut self, wide: bool) -> ValueReg {
         let reg = self.value_regs;
         self.value_regs += 1;
+        self.value_wide.push(wide);
         self.value_slot.map_or(reg, |slots| slots[reg as usize])
     }
 
@@ -1445,7 +1474,12 @@ impl Lowerer<'_> {
         if let Some(&reg) = self.hidden.get(&init) {
             return reg;
         }
-        let reg = self.new_value_register();
+        let wide = match init {
+            WarpInit::Constant(bits) => bits > u64::from(u32::MAX),
+            WarpInit::Special(special) => special.ty().size_bytes() > 4,
+            WarpInit::GlobalVariable(_) => true,
+        };
+        let reg = self.new_value_register(wide);
         self.warp_inits.push((reg, init));
         self.hidden.insert(init, reg);
         reg
@@ -3004,6 +3038,22 @@ mod tests {
         };
         assert_eq!(addr.base, Some(address));
         assert!(address < program.value_regs);
+        // The slots of the 64-bit registers (%o, %offset, %address) are
+        // numbered first and are wide; the 32-bit %b, live with %address,
+        // is not in one of them.
+        let destination = |pc: usize| match program.code[pc].kind {
+            Kind::IntBinary { dst, .. } => dst,
+            Kind::Load { dst, .. } => dst[0],
+            ref other => panic!("instruction {pc} writes no register: {other:?}"),
+        };
+        for pc in [0, 4, 5] {
+            assert!(
+                destination(pc) < program.wide_value_regs,
+                "instruction {pc}"
+            );
+        }
+        assert!(destination(3) >= program.wide_value_regs);
+        assert!(program.wide_value_regs < program.value_regs);
     }
 
     #[test]

@@ -15,7 +15,7 @@ use crate::block::{barrier, branch, exit_lanes, thread_index, BlockState, Launch
 use crate::error::*;
 use crate::program::*;
 use crate::scalar_ops;
-use crate::warp::{Warp, WARP_SIZE};
+use crate::warp::{RegisterFile, Warp, WARP_SIZE};
 use crate::warp_sync;
 
 /// A fault and the lane that caused it; boxed so the happy path stays small.
@@ -27,79 +27,65 @@ pub(crate) fn fault(kind: FaultKind, lane: u32) -> Fault {
 }
 
 #[inline(always)]
-pub(crate) fn lanes(values: &[u64], reg: u32) -> [u64; WARP_SIZE] {
-    let mut out = [0; WARP_SIZE];
-    let start = reg as usize * WARP_SIZE;
-    out.copy_from_slice(&values[start..start + WARP_SIZE]);
+pub(crate) fn lanes(values: &RegisterFile, reg: u32) -> [u64; WARP_SIZE] {
+    values.read(reg)
+}
+
+/// `out[lane] = f(lane)` for the active lanes: with every lane active (the
+/// common case) a loop without tests, which vectorises.
+#[inline(always)]
+pub(crate) fn map_active(active: u32, f: impl Fn(usize) -> u64) -> [u64; WARP_SIZE] {
+    let mut out = [0u64; WARP_SIZE];
+    if active == u32::MAX {
+        for (lane, out) in out.iter_mut().enumerate() {
+            *out = f(lane);
+        }
+    } else {
+        for (lane, out) in out.iter_mut().enumerate() {
+            if active >> lane & 1 != 0 {
+                *out = f(lane);
+            }
+        }
+    }
     out
 }
 
-#[inline(always)]
-pub(crate) fn lanes_mut(values: &mut [u64], reg: u32) -> &mut [u64] {
-    let start = reg as usize * WARP_SIZE;
-    &mut values[start..start + WARP_SIZE]
-}
-
 /// `dst = f(a)` on the active lanes. Lane `l` of the destination depends
-/// only on lane `l` of the sources, so a destination that is also a source
-/// can be updated lane by lane. With every lane active (the common case) the
-/// result goes through a local array so the loop has no aliasing and vectorises.
+/// only on lane `l` of the sources, and the sources are read before the
+/// destination is written, so a destination may also be a source.
 #[inline(always)]
-pub(crate) fn map1(values: &mut [u64], dst: u32, a: u32, active: u32, f: impl Fn(u64) -> u64) {
-    let (dst, a) = (dst as usize * WARP_SIZE, a as usize * WARP_SIZE);
-    if active == u32::MAX {
-        let mut out = [0u64; WARP_SIZE];
-        for (out, &x) in out.iter_mut().zip(&values[a..a + WARP_SIZE]) {
-            *out = f(x);
-        }
-        values[dst..dst + WARP_SIZE].copy_from_slice(&out);
-        return;
-    }
-    let values = &mut values[..dst.max(a) + WARP_SIZE];
-    for lane in 0..WARP_SIZE {
-        if active >> lane & 1 != 0 {
-            values[dst + lane] = f(values[a + lane]);
-        }
-    }
+pub(crate) fn map1(
+    values: &mut RegisterFile,
+    dst: u32,
+    a: u32,
+    active: u32,
+    f: impl Fn(u64) -> u64,
+) {
+    let a = values.read(a);
+    let out = map_active(active, |lane| f(a[lane]));
+    values.write(dst, active, &out);
 }
 
 /// `dst = f(a, b)` on the active lanes, as [`map1`].
 #[inline(always)]
 pub(crate) fn map2(
-    values: &mut [u64],
+    values: &mut RegisterFile,
     dst: u32,
     a: u32,
     b: u32,
     active: u32,
     f: impl Fn(u64, u64) -> u64,
 ) {
-    let (dst, a, b) = (
-        dst as usize * WARP_SIZE,
-        a as usize * WARP_SIZE,
-        b as usize * WARP_SIZE,
-    );
-    if active == u32::MAX {
-        let mut out = [0u64; WARP_SIZE];
-        let (a, b) = (&values[a..a + WARP_SIZE], &values[b..b + WARP_SIZE]);
-        for ((out, &x), &y) in out.iter_mut().zip(a).zip(b) {
-            *out = f(x, y);
-        }
-        values[dst..dst + WARP_SIZE].copy_from_slice(&out);
-        return;
-    }
-    let values = &mut values[..dst.max(a).max(b) + WARP_SIZE];
-    for lane in 0..WARP_SIZE {
-        if active >> lane & 1 != 0 {
-            values[dst + lane] = f(values[a + lane], values[b + lane]);
-        }
-    }
+    let (a, b) = (values.read(a), values.read(b));
+    let out = map_active(active, |lane| f(a[lane], b[lane]));
+    values.write(dst, active, &out);
 }
 
 /// `dst = f(a, b, c)` on the active lanes, as [`map1`].
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn map3(
-    values: &mut [u64],
+    values: &mut RegisterFile,
     dst: u32,
     a: u32,
     b: u32,
@@ -107,31 +93,9 @@ pub(crate) fn map3(
     active: u32,
     f: impl Fn(u64, u64, u64) -> u64,
 ) {
-    let (dst, a, b, c) = (
-        dst as usize * WARP_SIZE,
-        a as usize * WARP_SIZE,
-        b as usize * WARP_SIZE,
-        c as usize * WARP_SIZE,
-    );
-    if active == u32::MAX {
-        let mut out = [0u64; WARP_SIZE];
-        let (a, b, c) = (
-            &values[a..a + WARP_SIZE],
-            &values[b..b + WARP_SIZE],
-            &values[c..c + WARP_SIZE],
-        );
-        for (((out, &x), &y), &z) in out.iter_mut().zip(a).zip(b).zip(c) {
-            *out = f(x, y, z);
-        }
-        values[dst..dst + WARP_SIZE].copy_from_slice(&out);
-        return;
-    }
-    let values = &mut values[..dst.max(a).max(b).max(c) + WARP_SIZE];
-    for lane in 0..WARP_SIZE {
-        if active >> lane & 1 != 0 {
-            values[dst + lane] = f(values[a + lane], values[b + lane], values[c + lane]);
-        }
-    }
+    let (a, b, c) = (values.read(a), values.read(b), values.read(c));
+    let out = map_active(active, |lane| f(a[lane], b[lane], c[lane]));
+    values.write(dst, active, &out);
 }
 
 /// The lanes where `test(lane)` holds, as a mask. The tests go into a byte
@@ -209,8 +173,8 @@ pub(crate) fn compare_lanes(
 
 /// The value of a register that must be warp-uniform: the first active
 /// lane's, or `Err` with the first active lane whose value differs.
-pub(crate) fn uniform_value(values: &[u64], reg: u32, active: u32) -> Result<u64, u32> {
-    let lanes = &values[reg as usize * WARP_SIZE..][..WARP_SIZE];
+pub(crate) fn uniform_value(values: &RegisterFile, reg: u32, active: u32) -> Result<u64, u32> {
+    let lanes = values.read(reg);
     let first = lanes[active.trailing_zeros().min(31) as usize];
     match (0..WARP_SIZE).find(|&lane| active >> lane & 1 != 0 && lanes[lane] != first) {
         Some(lane) => Err(lane as u32),
@@ -536,18 +500,10 @@ pub(crate) fn execute<const HARDWARE_FMA: bool>(
             // All lanes first through `f64` in one branch-free (vectorisable)
             // pass, then the rare lanes where that could round differently again.
             FloatType::F32 if active == u32::MAX => {
-                let (a, b, c) = (
-                    a as usize * WARP_SIZE,
-                    b as usize * WARP_SIZE,
-                    c as usize * WARP_SIZE,
-                );
+                let (a, b, c) = (values.read(a), values.read(b), values.read(c));
                 let mut wide = [0f64; WARP_SIZE];
                 for (lane, wide) in wide.iter_mut().enumerate() {
-                    *wide = arith::fma_f32_wide(
-                        f32_of(values[a + lane]),
-                        f32_of(values[b + lane]),
-                        f32_of(values[c + lane]),
-                    );
+                    *wide = arith::fma_f32_wide(f32_of(a[lane]), f32_of(b[lane]), f32_of(c[lane]));
                 }
                 let mut fallback = 0u32;
                 for (lane, &wide) in wide.iter().enumerate() {
@@ -559,22 +515,18 @@ pub(crate) fn execute<const HARDWARE_FMA: bool>(
                 let mut pending = fallback;
                 while pending != 0 {
                     let lane = pending.trailing_zeros() as usize;
-                    exact[lane] = arith::fma_f32(
-                        f32_of(values[a + lane]),
-                        f32_of(values[b + lane]),
-                        f32_of(values[c + lane]),
-                    );
+                    exact[lane] = arith::fma_f32(f32_of(a[lane]), f32_of(b[lane]), f32_of(c[lane]));
                     pending &= pending - 1;
                 }
-                let out = lanes_mut(values, dst);
-                for (lane, out) in out.iter_mut().enumerate() {
+                let out = map_active(u32::MAX, |lane| {
                     let value = if fallback >> lane & 1 != 0 {
                         exact[lane]
                     } else {
                         wide[lane] as f32
                     };
-                    *out = arith::f32_result(value);
-                }
+                    arith::f32_result(value)
+                });
+                values.write(dst, u32::MAX, &out);
             }
             FloatType::F32 => map3(values, dst, a, b, c, active, |x, y, z| {
                 f32_bits(arith::fma_f32(f32_of(x), f32_of(y), f32_of(z)))
@@ -627,12 +579,11 @@ pub(crate) fn execute<const HARDWARE_FMA: bool>(
             } else {
                 0xffff_ffff
             };
-            let out = lanes_mut(&mut warp.values, dst);
-            for (lane, out) in out.iter_mut().enumerate() {
-                if active >> lane & 1 != 0 {
-                    *out = if result >> lane & 1 != 0 { truth } else { 0 };
-                }
-            }
+            let out = map_active(
+                active,
+                |lane| if result >> lane & 1 != 0 { truth } else { 0 },
+            );
+            warp.values.write(dst, active, &out);
         }
         Kind::Selp {
             dst,
@@ -644,16 +595,14 @@ pub(crate) fn execute<const HARDWARE_FMA: bool>(
             let a = lanes(values, a);
             let b = lanes(values, b);
             let bits = warp.pred_bits(cond, negated);
-            let out = lanes_mut(&mut warp.values, dst);
-            for lane in 0..WARP_SIZE {
-                if active >> lane & 1 != 0 {
-                    out[lane] = if bits >> lane & 1 != 0 {
-                        a[lane]
-                    } else {
-                        b[lane]
-                    };
+            let out = map_active(active, |lane| {
+                if bits >> lane & 1 != 0 {
+                    a[lane]
+                } else {
+                    b[lane]
                 }
-            }
+            });
+            warp.values.write(dst, active, &out);
         }
         Kind::PredBinary {
             op,
@@ -692,7 +641,7 @@ pub(crate) fn execute<const HARDWARE_FMA: bool>(
             } else {
                 state.clock & 0xffff_ffff
             };
-            warp.fill_lanes(dst, active, clock);
+            warp.values.fill(dst, active, clock);
         }
         Kind::Load {
             space,
@@ -836,9 +785,9 @@ pub(crate) fn execute<const HARDWARE_FMA: bool>(
                     b[lane],
                     c[lane],
                 );
-                values[dst as usize * WARP_SIZE + lane] = result;
+                values.set(dst, lane, result);
                 if carry_out {
-                    values[carry as usize * WARP_SIZE + lane] = carry_out_bit;
+                    values.set(carry, lane, carry_out_bit);
                 }
             }
         }
@@ -941,18 +890,10 @@ pub(crate) fn execute<const HARDWARE_FMA: bool>(
                 lanes(values, position),
                 lanes(values, length),
             );
-            let out = lanes_mut(values, dst);
-            for (lane, out) in out.iter_mut().enumerate() {
-                if active >> lane & 1 != 0 {
-                    *out = arith::bit_field_insert(
-                        field[lane],
-                        base[lane],
-                        position[lane],
-                        length[lane],
-                        bits,
-                    );
-                }
-            }
+            let out = map_active(active, |lane| {
+                arith::bit_field_insert(field[lane], base[lane], position[lane], length[lane], bits)
+            });
+            values.write(dst, active, &out);
         }
         Kind::Permute {
             dst,
@@ -962,7 +903,8 @@ pub(crate) fn execute<const HARDWARE_FMA: bool>(
         } => map3(values, dst, a, b, selector, active, arith::permute),
         Kind::ActiveMask { dst } => {
             // The lanes of the path executing it, whatever the guard said.
-            warp.fill_lanes(dst, active, u64::from(warp.paths[path_index].mask));
+            warp.values
+                .fill(dst, active, u64::from(warp.paths[path_index].mask));
         }
         Kind::FunnelShift {
             left,
@@ -987,13 +929,11 @@ pub(crate) fn execute<const HARDWARE_FMA: bool>(
             for (element, &reg) in elements.iter_mut().zip(&src).take(count as usize) {
                 *element = lanes(values, reg);
             }
-            let out = lanes_mut(values, dst);
-            for (lane, out) in out.iter_mut().enumerate() {
-                if active >> lane & 1 != 0 {
-                    let lane_elements = elements.map(|element| element[lane]);
-                    *out = arith::pack(&lane_elements[..count as usize], element_bits);
-                }
-            }
+            let out = map_active(active, |lane| {
+                let lane_elements = elements.map(|element| element[lane]);
+                arith::pack(&lane_elements[..count as usize], element_bits)
+            });
+            values.write(dst, active, &out);
         }
         Kind::Unpack {
             element_bits,
@@ -1008,12 +948,10 @@ pub(crate) fn execute<const HARDWARE_FMA: bool>(
                 if keep >> index & 1 == 0 {
                     continue;
                 }
-                let out = lanes_mut(values, reg);
-                for (lane, out) in out.iter_mut().enumerate() {
-                    if active >> lane & 1 != 0 {
-                        *out = arith::unpack(source[lane], index as u32, element_bits);
-                    }
-                }
+                let out = map_active(active, |lane| {
+                    arith::unpack(source[lane], index as u32, element_bits)
+                });
+                values.write(reg, active, &out);
             }
         }
         Kind::Cvta {
@@ -1045,7 +983,7 @@ pub(crate) fn execute<const HARDWARE_FMA: bool>(
                 let lane = active.trailing_zeros() as usize;
                 let thread = warp.index as usize * WARP_SIZE + lane;
                 let text = |register: ValueReg| {
-                    let address = values[register as usize * WARP_SIZE + lane];
+                    let address = values.get(register, lane);
                     String::from_utf8_lossy(&read_string(env, state, thread, address)).into_owned()
                 };
                 // Every failing thread prints its message, as on a GPU.
@@ -1057,7 +995,7 @@ pub(crate) fn execute<const HARDWARE_FMA: bool>(
                     FaultKind::AssertionFailed {
                         expression: text(message),
                         file: text(file),
-                        line: values[line as usize * WARP_SIZE + lane] as u32,
+                        line: values.get(line, lane) as u32,
                         function: text(function),
                         threads,
                     },
@@ -1192,7 +1130,7 @@ pub(crate) fn f64_lane(f: impl Fn(f64) -> f64) -> impl Fn(u64) -> u64 {
 /// active lane's value, or (`packed`) to both halves of each lane's pair.
 #[inline(always)]
 pub(crate) fn map1_halves(
-    values: &mut [u64],
+    values: &mut RegisterFile,
     packed: bool,
     dst: u32,
     a: u32,
@@ -1210,7 +1148,7 @@ pub(crate) fn map1_halves(
 /// active lane's value, or (`packed`) to both halves of each lane's pair.
 #[inline(always)]
 pub(crate) fn map2_halves(
-    values: &mut [u64],
+    values: &mut RegisterFile,
     packed: bool,
     dst: u32,
     a: u32,
@@ -1231,7 +1169,7 @@ pub(crate) fn map2_halves(
 /// one monomorphic lane loop per operation, the rounding done by arith.rs.
 #[inline(always)]
 pub(crate) fn half_binary(
-    values: &mut [u64],
+    values: &mut RegisterFile,
     op: HalfBinary,
     packed: bool,
     dst: u32,
@@ -1255,7 +1193,7 @@ pub(crate) fn half_binary(
 /// most kernels run keep the interpreter loop to themselves.
 #[inline(never)]
 pub(crate) fn half_fma_relu(
-    values: &mut [u64],
+    values: &mut RegisterFile,
     packed: bool,
     dst: u32,
     a: u32,
@@ -1275,7 +1213,7 @@ pub(crate) fn half_fma_relu(
 /// `.bf16` (or, `packed`, `.bf16x2`) binary arithmetic on the active lanes.
 #[inline(never)]
 pub(crate) fn bf16_binary(
-    values: &mut [u64],
+    values: &mut RegisterFile,
     op: HalfBinary,
     packed: bool,
     dst: u32,
@@ -1297,7 +1235,7 @@ pub(crate) fn bf16_binary(
 /// `neg`/`abs` on `.bf16` (or, `packed`, `.bf16x2`) lanes.
 #[inline(never)]
 pub(crate) fn bf16_unary(
-    values: &mut [u64],
+    values: &mut RegisterFile,
     op: HalfUnary,
     packed: bool,
     dst: u32,
@@ -1315,7 +1253,7 @@ pub(crate) fn bf16_unary(
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
 pub(crate) fn bf16_fma(
-    values: &mut [u64],
+    values: &mut RegisterFile,
     packed: bool,
     relu: bool,
     dst: u32,
@@ -1376,21 +1314,19 @@ pub(crate) fn half_set(
             *mask = combine_bits(op, *mask, bits);
         }
     }
-    let out = lanes_mut(&mut warp.values, dst);
-    for (lane, out) in out.iter_mut().enumerate() {
-        if active >> lane & 1 != 0 {
-            *out = (0..elements)
-                .filter(|&element| holds[element] >> lane & 1 != 0)
-                .map(|element| one << (16 * element))
-                .sum();
-        }
-    }
+    let out = map_active(active, |lane| {
+        (0..elements)
+            .filter(|&element| holds[element] >> lane & 1 != 0)
+            .map(|element| one << (16 * element))
+            .sum()
+    });
+    warp.values.write(dst, active, &out);
 }
 
 /// `cvt` to `.bf16` on the active lanes.
 #[inline(never)]
 pub(crate) fn convert_to_bf16(
-    values: &mut [u64],
+    values: &mut RegisterFile,
     from: Bf16Source,
     rounding: warpsim_ir::Rounding,
     saturate: bool,
@@ -1406,7 +1342,7 @@ pub(crate) fn convert_to_bf16(
 /// `cvt` from `.bf16` on the active lanes.
 #[inline(never)]
 pub(crate) fn convert_from_bf16(
-    values: &mut [u64],
+    values: &mut RegisterFile,
     to: NumberType,
     rounding: Option<warpsim_ir::Rounding>,
     saturate: bool,
@@ -1422,7 +1358,7 @@ pub(crate) fn convert_from_bf16(
 /// `cvt.rn/.rz.f16x2/.bf16x2.f32 d, a, b` on the active lanes.
 #[inline(never)]
 pub(crate) fn convert_pair(
-    values: &mut [u64],
+    values: &mut RegisterFile,
     format: HalfFormat,
     rounding: warpsim_ir::Rounding,
     dst: u32,
@@ -1438,7 +1374,7 @@ pub(crate) fn convert_pair(
 /// `neg`/`abs` on `.f16` (or, `packed`, `.f16x2`) lanes: sign bits only.
 #[inline(always)]
 pub(crate) fn half_unary(
-    values: &mut [u64],
+    values: &mut RegisterFile,
     op: HalfUnary,
     packed: bool,
     dst: u32,

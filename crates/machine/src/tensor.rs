@@ -261,15 +261,14 @@ pub(crate) fn matrix_access(
             let high = element_offset(matrix, row, column + 1);
             check(low, lane)?;
             check(high, lane)?;
-            let slot = register as usize * WARP_SIZE + lane;
             if store {
-                let bits = warp.values[slot];
+                let bits = warp.values.get(register, lane);
                 write_bytes(&mut state.shared, low, 2, bits & 0xffff);
                 write_bytes(&mut state.shared, high, 2, bits >> 16 & 0xffff);
             } else {
                 let low = read_bytes(&state.shared, low, 2).unwrap_or(0);
                 let high = read_bytes(&state.shared, high, 2).unwrap_or(0);
-                warp.values[slot] = low | high << 16;
+                warp.values.set(register, lane, low | high << 16);
             }
         }
     }
@@ -291,7 +290,7 @@ pub(crate) fn mma(warp: &mut Warp, active: u32, operation: &MmaOperation) -> Res
     let fragments = operation.fragments;
     let mut inputs = MmaInputs::default();
     for lane in 0..WARP_SIZE {
-        let value = |register: ValueReg| warp.values[register as usize * WARP_SIZE + lane];
+        let value = |register: ValueReg| warp.values.get(register, lane);
         for index in 0..fragments.a {
             inputs.a[lane][index] = value(operation.a[index]);
         }
@@ -308,7 +307,7 @@ pub(crate) fn mma(warp: &mut Warp, active: u32, operation: &MmaOperation) -> Res
             continue;
         }
         for (&register, &value) in operation.d.iter().zip(output).take(fragments.d) {
-            warp.values[register as usize * WARP_SIZE + lane] = value;
+            warp.values.set(register, lane, value);
         }
     }
     Ok(())
@@ -849,11 +848,8 @@ fn wmma_access(
     let first = active.trailing_zeros() as usize;
     // Every lane names the same matrix: its address and stride.
     let base = lane_address(&warp.values, addr, first);
-    let stride_of = |lane: usize| {
-        stride.map_or(16, |register| {
-            warp.values[register as usize * WARP_SIZE + lane] & 0xffff_ffff
-        })
-    };
+    let stride_of =
+        |lane: usize| stride.map_or(16, |register| warp.values.get(register, lane) & 0xffff_ffff);
     let elements_apart = stride_of(first);
     for lane in 0..WARP_SIZE {
         if active >> lane & 1 != 0
@@ -897,7 +893,7 @@ fn wmma_access(
         let mut words = [0u64; 8];
         if store {
             for (word, &register) in words.iter_mut().zip(registers) {
-                *word = warp.values[register as usize * WARP_SIZE + lane];
+                *word = warp.values.get(register, lane);
             }
         }
         for ((row, column), register, part) in wmma_elements(matrix, ty, lane) {
@@ -966,7 +962,8 @@ fn wmma_access(
         if !store {
             // `.f16` A and B repeat their four registers.
             for (index, &register) in registers.iter().enumerate() {
-                warp.values[register as usize * WARP_SIZE + lane] = words[index % registers_used];
+                warp.values
+                    .set(register, lane, words[index % registers_used]);
             }
         }
     }
@@ -1123,8 +1120,7 @@ pub(crate) fn wmma(
                 b: [0; 2],
                 c: [0; 4],
             };
-            let value =
-                |register: ValueReg, lane: usize| warp.values[register as usize * WARP_SIZE + lane];
+            let value = |register: ValueReg, lane: usize| warp.values.get(register, lane);
             let mut results = [[0u64; 8]; WARP_SIZE];
             for half in 0..2 {
                 let mut inputs = MmaInputs::default();
@@ -1151,7 +1147,7 @@ pub(crate) fn wmma(
                     continue;
                 }
                 for (&register, &value) in d.iter().zip(result) {
-                    warp.values[register as usize * WARP_SIZE + lane] = value;
+                    warp.values.set(register, lane, value);
                 }
             }
             Ok(())

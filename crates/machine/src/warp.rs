@@ -1,5 +1,5 @@
-//! The state of one warp: its register files (one 64-bit lane array per value
-//! register, one 32-bit lane mask per predicate) and its divergent paths.
+//! The state of one warp: its register files (32 lanes of 32 or 64 bits per
+//! value register, one 32-bit lane mask per predicate) and its divergent paths.
 //!
 //! Divergence follows the reconvergence-stack model with independent thread
 //! scheduling (Volta and later): a divergent branch turns the running path
@@ -100,12 +100,118 @@ impl Barrier {
     }
 }
 
+/// A warp's value registers: 32 lanes each, in planes of 32-bit lanes, and
+/// a second plane of high halves for a register that holds 64 bits.
+///
+/// Every block resident on the simulated GPU keeps its registers live at
+/// once, and each time window visits them all, so their size is most of
+/// what a launch's host memory and host cache traffic are; most registers
+/// of real kernels are 32 bits wide. Lowering numbers the wide registers
+/// first (`Program::wide_value_regs`), so telling one apart is a
+/// comparison. A narrow register keeps the low 32 bits of what is written
+/// to it and reads back zero-extended: PTX reads a register at most as
+/// wide as its declared type.
+#[derive(Clone, Debug, Default, Hash)]
+pub struct RegisterFile {
+    /// Plane `r` holds the low halves of register `r`; plane
+    /// `registers + r` the high halves of wide register `r`.
+    planes: Vec<u32>,
+    registers: u32,
+    wide: u32,
+}
+
+impl RegisterFile {
+    /// Makes the file `registers` registers of zeros, the first `wide` of
+    /// them 64 bits wide, reusing its allocation.
+    pub fn reset(&mut self, registers: u32, wide: u32) {
+        debug_assert!(wide <= registers);
+        self.registers = registers;
+        self.wide = wide;
+        self.planes.clear();
+        self.planes
+            .resize((registers + wide) as usize * WARP_SIZE, 0);
+    }
+
+    /// Where register `reg`'s high plane starts, if it has one.
+    #[inline(always)]
+    fn high_plane(&self, reg: u32) -> Option<usize> {
+        (reg < self.wide).then(|| (self.registers + reg) as usize * WARP_SIZE)
+    }
+
+    /// Lane `lane` of register `reg`.
+    #[inline(always)]
+    pub fn get(&self, reg: u32, lane: usize) -> u64 {
+        let low = u64::from(self.planes[reg as usize * WARP_SIZE + lane]);
+        match self.high_plane(reg) {
+            Some(high) => low | u64::from(self.planes[high + lane]) << 32,
+            None => low,
+        }
+    }
+
+    /// Sets lane `lane` of register `reg` to `value` (its low 32 bits for a
+    /// narrow register).
+    #[inline(always)]
+    pub fn set(&mut self, reg: u32, lane: usize, value: u64) {
+        self.planes[reg as usize * WARP_SIZE + lane] = value as u32;
+        if let Some(high) = self.high_plane(reg) {
+            self.planes[high + lane] = (value >> 32) as u32;
+        }
+    }
+
+    /// Every lane of register `reg`.
+    #[inline(always)]
+    pub fn read(&self, reg: u32) -> [u64; WARP_SIZE] {
+        let start = reg as usize * WARP_SIZE;
+        let mut out = [0u64; WARP_SIZE];
+        for (out, &low) in out.iter_mut().zip(&self.planes[start..start + WARP_SIZE]) {
+            *out = u64::from(low);
+        }
+        if let Some(high) = self.high_plane(reg) {
+            for (out, &high) in out.iter_mut().zip(&self.planes[high..high + WARP_SIZE]) {
+                *out |= u64::from(high) << 32;
+            }
+        }
+        out
+    }
+
+    /// Sets register `reg` to `values` in `lanes`, leaving the others.
+    #[inline(always)]
+    pub fn write(&mut self, reg: u32, lanes: u32, values: &[u64; WARP_SIZE]) {
+        let start = reg as usize * WARP_SIZE;
+        let high = self.high_plane(reg);
+        if lanes == u32::MAX {
+            for (slot, &value) in self.planes[start..start + WARP_SIZE].iter_mut().zip(values) {
+                *slot = value as u32;
+            }
+            if let Some(high) = high {
+                for (slot, &value) in self.planes[high..high + WARP_SIZE].iter_mut().zip(values) {
+                    *slot = (value >> 32) as u32;
+                }
+            }
+            return;
+        }
+        for (lane, &value) in values.iter().enumerate() {
+            if lanes >> lane & 1 != 0 {
+                self.planes[start + lane] = value as u32;
+                if let Some(high) = high {
+                    self.planes[high + lane] = (value >> 32) as u32;
+                }
+            }
+        }
+    }
+
+    /// Sets register `reg` to `value` in `lanes`, leaving the others.
+    #[inline]
+    pub fn fill(&mut self, reg: u32, lanes: u32, value: u64) {
+        self.write(reg, lanes, &[value; WARP_SIZE]);
+    }
+}
+
 /// A warp's registers and paths. Reused from block to block.
 #[derive(Debug, Default)]
 pub struct Warp {
     pub index: u32,
-    /// `value_regs * 32` lanes: register `r`, lane `l` is at `r * 32 + l`.
-    pub values: Vec<u64>,
+    pub values: RegisterFile,
     pub preds: Vec<u32>,
     pub paths: Vec<Path>,
     /// Lanes that hold a thread of the block.
@@ -129,17 +235,6 @@ impl Warp {
     pub fn set_pred(&mut self, reg: u32, active: u32, bits: u32) {
         let pred = &mut self.preds[reg as usize];
         *pred = (*pred & !active) | (bits & active);
-    }
-
-    /// Sets register `reg` to `value` in `lanes`, leaving the others.
-    #[inline]
-    pub fn fill_lanes(&mut self, reg: u32, lanes: u32, value: u64) {
-        let start = reg as usize * WARP_SIZE;
-        for (lane, slot) in self.values[start..start + WARP_SIZE].iter_mut().enumerate() {
-            if lanes >> lane & 1 != 0 {
-                *slot = value;
-            }
-        }
     }
 
     /// Lanes that exist and have not exited.
@@ -225,12 +320,8 @@ impl Warp {
             let lanes = path.mask;
             match reduction.reduction {
                 warpsim_ir::BarrierReduction::Popc => {
-                    let base = reduction.dst as usize * WARP_SIZE;
-                    for lane in 0..WARP_SIZE {
-                        if lanes >> lane & 1 != 0 {
-                            self.values[base + lane] = u64::from(barrier.result_popc);
-                        }
-                    }
+                    self.values
+                        .fill(reduction.dst, lanes, u64::from(barrier.result_popc));
                 }
                 warpsim_ir::BarrierReduction::And | warpsim_ir::BarrierReduction::Or => {
                     let result = if reduction.reduction == warpsim_ir::BarrierReduction::And {
@@ -321,4 +412,49 @@ pub(crate) fn barrier_openings(barriers: &[Barrier]) -> u32 {
     barriers
         .iter()
         .fold(0u32, |sum, barrier| sum.wrapping_add(barrier.generation))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_narrow_register_keeps_32_bits_and_a_wide_one_64() {
+        let mut registers = RegisterFile::default();
+        // Three registers, the first one wide.
+        registers.reset(3, 1);
+        let value = 0x1234_5678_9abc_def0;
+        registers.set(0, 5, value);
+        registers.set(2, 5, value);
+        assert_eq!(registers.get(0, 5), value);
+        assert_eq!(registers.get(2, 5), 0x9abc_def0);
+        assert_eq!(registers.get(1, 5), 0);
+        let mut lanes = [0u64; WARP_SIZE];
+        for (lane, slot) in lanes.iter_mut().enumerate() {
+            *slot = (lane as u64) << 32 | lane as u64 + 100;
+        }
+        // Only the even lanes are written.
+        registers.write(0, 0x5555_5555, &lanes);
+        registers.write(1, 0x5555_5555, &lanes);
+        let (wide, narrow) = (registers.read(0), registers.read(1));
+        for lane in 0..WARP_SIZE {
+            let written = lane % 2 == 0;
+            assert_eq!(
+                wide[lane],
+                if written {
+                    lanes[lane]
+                } else if lane == 5 {
+                    value
+                } else {
+                    0
+                }
+            );
+            assert_eq!(narrow[lane], if written { lane as u64 + 100 } else { 0 });
+        }
+        registers.fill(2, u32::MAX, u64::MAX);
+        assert_eq!(registers.read(2), [0xffff_ffff; WARP_SIZE]);
+        // A reset zeroes every lane.
+        registers.reset(2, 2);
+        assert_eq!(registers.read(1), [0; WARP_SIZE]);
+    }
 }

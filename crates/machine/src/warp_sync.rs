@@ -234,14 +234,14 @@ fn try_release(program: &Program, warp: &mut Warp, checker: &mut BlockChecker, m
                 op, signed, dst, ..
             } => {
                 let result = u64::from(reduce(op, signed, redux_lanes, &sync_values));
-                warp.fill_lanes(dst, lanes, result);
+                warp.values.fill(dst, lanes, result);
             }
             Kind::ReduxFloat {
                 max, abs, nan, dst, ..
             } => {
                 let result =
                     crate::scalar_ops::redux_float(max, abs, nan, redux_lanes, &sync_values);
-                warp.fill_lanes(dst, lanes, result);
+                warp.values.fill(dst, lanes, result);
             }
             Kind::Match {
                 all,
@@ -289,8 +289,8 @@ fn shuffle(
             continue;
         }
         let lane_id = lane as i64;
-        let shift = (warp.values[b as usize * WARP_SIZE + lane] & 0x1f) as i64;
-        let packed = warp.values[c as usize * WARP_SIZE + lane];
+        let shift = (warp.values.get(b, lane) & 0x1f) as i64;
+        let packed = warp.values.get(c, lane);
         let clamp = (packed & 0x1f) as i64;
         let segment_mask = ((packed >> 8) & 0x1f) as i64;
         let max_lane = (lane_id & segment_mask) | (clamp & !segment_mask);
@@ -308,8 +308,8 @@ fn shuffle(
         if participants >> (source_lane as usize & 31) & 1 == 0 {
             undefined_reads |= 1 << lane;
         }
-        warp.values[dst as usize * WARP_SIZE + lane] =
-            source[source_lane as usize & 31] & 0xffff_ffff;
+        warp.values
+            .set(dst, lane, source[source_lane as usize & 31] & 0xffff_ffff);
         in_range |= u32::from(valid) << lane;
     }
     if let Some(pred) = dst_pred {
@@ -322,7 +322,7 @@ fn shuffle(
 /// mask, `votes` those of them whose predicate is true.
 fn vote(warp: &mut Warp, lanes: u32, members: u32, votes: u32, mode: VoteMode, dst: u32) {
     if mode == VoteMode::Ballot {
-        warp.fill_lanes(dst, lanes, u64::from(votes));
+        warp.values.fill(dst, lanes, u64::from(votes));
         return;
     }
     let result = match mode {
@@ -335,9 +335,8 @@ fn vote(warp: &mut Warp, lanes: u32, members: u32, votes: u32, mode: VoteMode, d
 
 /// Copies register `reg` of `lanes` into `values`.
 fn gather(values: &mut [u64; WARP_SIZE], warp: &Warp, reg: u32, lanes: u32) {
-    let base = reg as usize * WARP_SIZE;
-    let registers = &warp.values[base..base + WARP_SIZE];
-    for (lane, (slot, &value)) in values.iter_mut().zip(registers).enumerate() {
+    let registers = warp.values.read(reg);
+    for (lane, (slot, &value)) in values.iter_mut().zip(&registers).enumerate() {
         if lanes >> lane & 1 != 0 {
             *slot = value;
         }
@@ -401,7 +400,7 @@ fn match_values(
             (true, true) => members,
             (true, false) => 0,
         };
-        warp.values[dst as usize * WARP_SIZE + lane] = u64::from(result);
+        warp.values.set(dst, lane, u64::from(result));
     }
     if let Some(pred) = dst_pred {
         warp.set_pred(pred, lanes, if uniform { u32::MAX } else { 0 });

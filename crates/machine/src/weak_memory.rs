@@ -817,8 +817,11 @@ pub(crate) fn perform_pending(
         let raw = weak
             .load(env.global, load.thread, load.word, load.ordering)
             .unwrap_or(0);
-        let slot = load.register as usize * crate::warp::WARP_SIZE + usize::from(load.lane);
-        warp.values[slot] = crate::access::extend_loaded(u64::from(raw), load.value);
+        warp.values.set(
+            load.register,
+            usize::from(load.lane),
+            crate::access::extend_loaded(u64::from(raw), load.value),
+        );
     }
 }
 
