@@ -431,7 +431,7 @@ mod tests {
         assert_eq!(registers.get(1, 5), 0);
         let mut lanes = [0u64; WARP_SIZE];
         for (lane, slot) in lanes.iter_mut().enumerate() {
-            *slot = (lane as u64) << 32 | lane as u64 + 100;
+            *slot = ((lane as u64) << 32) | (lane as u64 + 100);
         }
         // Only the even lanes are written.
         registers.write(0, 0x5555_5555, &lanes);
