@@ -15,9 +15,11 @@ use crate::timing::shards::{apply_in_shards, ShardOrder};
 pub(crate) const SECTOR_BYTES: u64 = 32;
 const SECTORS_PER_LINE: u64 = 4;
 
-/// The tags of one cache, one entry per way, set after set. Tags and LRU
-/// times are kept apart, so that a look-up reads only the tags of its set
-/// (two host cache lines for 16 ways); the times are read on a miss.
+/// The tags of one cache, one entry per way, set after set, each set's
+/// ways in order of use: the most recently used first, empty ways last.
+/// The order is the LRU state, so a set is its tags alone (128 bytes for
+/// 16 ways, two host cache lines): the simulator keeps every SM's L1 and
+/// the L2 at once, and their first touch is part of a launch's host time.
 #[derive(Clone, Debug)]
 pub(crate) struct SectorCache {
     sets: usize,
@@ -25,10 +27,6 @@ pub(crate) struct SectorCache {
     /// Per way: `(line + 1) << 4 | sectors present` (bit `i`: sector `i`
     /// of the line), where `line` is the address / 128; 0 marks an empty way.
     tags: Vec<u64>,
-    /// Per way: when the line was last used (a counter, larger is later;
-    /// empty ways have 0, so they are the first victims).
-    used: Vec<u64>,
-    clock: u64,
 }
 
 const SECTOR_BITS: u64 = 0xf;
@@ -48,8 +46,6 @@ impl SectorCache {
             sets,
             ways,
             tags: Vec::new(),
-            used: Vec::new(),
-            clock: 0,
         }
     }
 
@@ -58,7 +54,6 @@ impl SectorCache {
     fn allocate(&mut self) {
         if self.tags.is_empty() {
             self.tags = vec![0; self.sets * self.ways];
-            self.used = vec![0; self.sets * self.ways];
         }
     }
 
@@ -82,17 +77,16 @@ impl SectorCache {
     /// Whether `sector` (an address / 32) is present, marking its line used.
     pub(crate) fn lookup(&mut self, sector: u64) -> bool {
         self.allocate();
-        self.clock += 1;
         let line = sector / SECTORS_PER_LINE;
         let ways = self.ways_of(set_index(line, self.sets));
-        let tags = &self.tags[ways.clone()];
+        let tags = &mut self.tags[ways];
         match tags
             .iter()
             .position(|&tag| tag & !SECTOR_BITS == line_tag(line))
         {
             Some(way) => {
-                self.used[ways.start + way] = self.clock;
-                tags[way] & 1 << (sector % SECTORS_PER_LINE) != 0
+                tags[..=way].rotate_right(1);
+                tags[0] & 1 << (sector % SECTORS_PER_LINE) != 0
             }
             None => false,
         }
@@ -102,14 +96,8 @@ impl SectorCache {
     /// used one of its set.
     pub(crate) fn fill(&mut self, sector: u64) {
         self.allocate();
-        self.clock += 1;
         let ways = self.ways_of(set_index(sector / SECTORS_PER_LINE, self.sets));
-        fill_set(
-            &mut self.tags[ways.clone()],
-            &mut self.used[ways],
-            sector,
-            self.clock,
-        );
+        fill_set(&mut self.tags[ways], sector);
     }
 
     /// How many shards of sets the fills of a window are split into for
@@ -127,8 +115,8 @@ impl SectorCache {
     /// Fills the sectors of `batches`, in order, exactly as `fill` on each
     /// in turn would. With `orders` (each batch's sectors sorted by
     /// [`SectorCache::shard_of`] into that many shards) the shards' sets
-    /// are filled on the rayon pool's threads at once, each sector with
-    /// the LRU clock its place in the order gives it.
+    /// are filled on the rayon pool's threads at once, each set's sectors
+    /// in their order.
     pub(crate) fn fill_in_order(
         &mut self,
         batches: &[&[u64]],
@@ -148,23 +136,19 @@ impl SectorCache {
                 if let Some(ahead) = ahead.next() {
                     let set = set_index(ahead / SECTORS_PER_LINE, self.sets);
                     prefetch(&self.tags[set * self.ways]);
-                    prefetch(&self.used[set * self.ways]);
                 }
                 self.fill(sector);
             }
             return;
         };
-        let first_clock = self.clock;
-        self.clock += total as u64;
         let sets_per_shard = self.sets.div_ceil(shards);
         let (sets, ways) = (self.sets, self.ways);
         let chunk = sets_per_shard * ways;
-        let mut states: Vec<(usize, &mut [u64], &mut [u64])> = self
+        let mut states: Vec<(usize, &mut [u64])> = self
             .tags
             .chunks_mut(chunk)
-            .zip(self.used.chunks_mut(chunk))
             .enumerate()
-            .map(|(shard, (tags, used))| (shard * sets_per_shard, tags, used))
+            .map(|(shard, tags)| (shard * sets_per_shard, tags))
             .collect();
         let sorted: Vec<(usize, &ShardOrder)> = batches
             .iter()
@@ -174,21 +158,11 @@ impl SectorCache {
                 (batch.len(), order)
             })
             .collect();
-        apply_in_shards(
-            &mut states,
-            &sorted,
-            |(first_set, tags, used), batch, index, position| {
-                let sector = batches[batch][index];
-                let local = set_index(sector / SECTORS_PER_LINE, sets) - *first_set;
-                let ways = local * ways..(local + 1) * ways;
-                fill_set(
-                    &mut tags[ways.clone()],
-                    &mut used[ways],
-                    sector,
-                    first_clock + position + 1,
-                );
-            },
-        );
+        apply_in_shards(&mut states, &sorted, |(first_set, tags), batch, index| {
+            let sector = batches[batch][index];
+            let local = set_index(sector / SECTORS_PER_LINE, sets) - *first_set;
+            fill_set(&mut tags[local * ways..(local + 1) * ways], sector);
+        });
     }
 }
 
@@ -218,25 +192,27 @@ fn set_index(line: u64, sets: usize) -> usize {
     (line.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 20) as usize % sets
 }
 
-/// Makes `sector` present in one set (its ways' `tags` and `used`) at LRU
-/// time `clock`.
-fn fill_set(tags: &mut [u64], used: &mut [u64], sector: u64, clock: u64) {
+/// Makes `sector` present in one set (its ways' `tags`, most recently used
+/// first) and its line the most recently used.
+fn fill_set(tags: &mut [u64], sector: u64) {
     let line = sector / SECTORS_PER_LINE;
     let bit = 1u64 << (sector % SECTORS_PER_LINE);
-    if let Some(way) = tags
+    let Some(last) = tags.len().checked_sub(1) else {
+        return;
+    };
+    // The line's own way, else the last: an empty way if the set has one,
+    // else the least recently used line, which the new line replaces.
+    let way = tags
         .iter()
         .position(|&tag| tag & !SECTOR_BITS == line_tag(line))
-    {
-        tags[way] |= bit;
-        used[way] = clock;
-        return;
-    }
-    // The first empty way, else the least recently used.
-    let victim = (0..used.len()).min_by_key(|&way| used[way]).unwrap_or(0);
-    if let (Some(tag), Some(time)) = (tags.get_mut(victim), used.get_mut(victim)) {
-        *tag = line_tag(line) | bit;
-        *time = clock;
-    }
+        .unwrap_or(last);
+    let present = if tags[way] & !SECTOR_BITS == line_tag(line) {
+        tags[way]
+    } else {
+        line_tag(line)
+    };
+    tags[..=way].rotate_right(1);
+    tags[0] = present | bit;
 }
 
 #[cfg(test)]
@@ -329,7 +305,5 @@ mod tests {
         let orders: Vec<&ShardOrder> = orders.iter().collect();
         pool.install(|| parallel.fill_in_order(&slices, Some((&orders, shards))));
         assert_eq!(parallel.tags, sequential.tags);
-        assert_eq!(parallel.used, sequential.used);
-        assert_eq!(parallel.clock, sequential.clock);
     }
 }

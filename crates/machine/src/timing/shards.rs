@@ -75,32 +75,22 @@ impl ShardOrder {
     }
 }
 
-/// Calls `apply(state, batch, index, position)` on every item of
-/// `batches` (each a length and its items' [`ShardOrder`], sorted into
-/// `states.len()` shards), where `position` is the item's place in the
-/// order of all batches, one after another: for each shard, on its
-/// `states` entry, its items in that order. Runs on the current rayon pool.
+/// Calls `apply(state, batch, index)` on every item of `batches` (each a
+/// length and its items' [`ShardOrder`], sorted into `states.len()`
+/// shards): for each shard, on its `states` entry, its items in the order
+/// of all batches, one after another. Runs on the current rayon pool.
 pub(crate) fn apply_in_shards<S: Send>(
     states: &mut [S],
     batches: &[(usize, &ShardOrder)],
-    apply: impl Fn(&mut S, usize, usize, u64) + Sync,
+    apply: impl Fn(&mut S, usize, usize) + Sync,
 ) {
-    let batch_starts: Vec<u64> = batches
-        .iter()
-        .scan(0u64, |position, &(length, _)| {
-            let start = *position;
-            *position += length as u64;
-            Some(start)
-        })
-        .collect();
     states
         .par_iter_mut()
         .enumerate()
         .for_each(|(shard, state)| {
             for (batch, (_, order)) in batches.iter().enumerate() {
                 for &index in order.of_shard(shard) {
-                    let index = index as usize;
-                    apply(state, batch, index, batch_starts[batch] + index as u64);
+                    apply(state, batch, index as usize);
                 }
             }
         });
@@ -111,7 +101,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn each_shard_gets_its_items_in_order_with_their_positions() {
+    fn each_shard_gets_its_items_in_order() {
         let batches: Vec<Vec<u64>> = vec![vec![5, 2, 9, 4], vec![], vec![7, 1, 6]];
         let orders: Vec<ShardOrder> = batches
             .iter()
@@ -126,19 +116,19 @@ mod tests {
             .zip(&orders)
             .map(|(batch, order)| (batch.len(), order))
             .collect();
-        let mut seen: Vec<Vec<(u64, u64)>> = vec![Vec::new(); 3];
+        let mut seen: Vec<Vec<u64>> = vec![Vec::new(); 3];
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(3)
             .build()
             .unwrap();
         pool.install(|| {
-            apply_in_shards(&mut seen, &sorted, |items, batch, index, position| {
-                items.push((batches[batch][index], position))
+            apply_in_shards(&mut seen, &sorted, |items, batch, index| {
+                items.push(batches[batch][index])
             })
         });
-        // Items in the order of all batches: 5 2 9 4 7 1 6, at positions 0..7.
-        assert_eq!(seen[0], vec![(9, 2), (6, 6)]);
-        assert_eq!(seen[1], vec![(4, 3), (7, 4), (1, 5)]);
-        assert_eq!(seen[2], vec![(5, 0), (2, 1)]);
+        // Items in the order of all batches: 5 2 9 4 7 1 6.
+        assert_eq!(seen[0], vec![9, 6]);
+        assert_eq!(seen[1], vec![4, 7, 1]);
+        assert_eq!(seen[2], vec![5, 2]);
     }
 }
