@@ -333,9 +333,11 @@ pub(crate) fn memory_access(
         } else {
             AccessKind::Load
         };
-        let verdict = state
-            .arbiter
-            .request(kind, total, shared_lanes, &state.shared_addresses);
+        let verdict =
+            state
+                .arbiter
+                .get()
+                .request(kind, total, shared_lanes, &state.shared_addresses);
         record_wavefronts(counters, verdict);
         state.last_wavefronts = verdict;
     }
@@ -482,7 +484,7 @@ fn window_access(
     } else {
         AccessKind::Load
     };
-    let verdict = state.arbiter.request(
+    let verdict = state.arbiter.get().request(
         kind,
         request.total(),
         request.active,
@@ -1189,9 +1191,11 @@ pub(crate) fn atomic(
         } else {
             AccessKind::Atomic
         };
-        let verdict = state
-            .arbiter
-            .request(kind, size, shared_lanes, &state.shared_addresses);
+        let verdict =
+            state
+                .arbiter
+                .get()
+                .request(kind, size, shared_lanes, &state.shared_addresses);
         record_wavefronts(counters, verdict);
         state.last_wavefronts = verdict;
     }

@@ -270,6 +270,7 @@ pub(crate) fn cp_async(
     let verdict = if lanes != 0 {
         state
             .arbiter
+            .get()
             .request(AccessKind::Store, len, lanes, &state.shared_addresses)
     } else {
         // A copy with every lane predicated off still takes a wavefront.

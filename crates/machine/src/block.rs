@@ -149,6 +149,26 @@ const MAX_SPIN_STATES: usize = 1 << 14;
 /// fingerprinted once every this many scheduling rounds.
 const SPIN_SAMPLE_ROUNDS: u64 = 64;
 
+/// The bank arbiter a block's shared-memory requests go through. Its tables
+/// are scratch (4.6 KB) that means nothing between requests, so one per SM
+/// serves all its resident blocks: the SM lends it to the block that
+/// issues (`BlockRunner::swap_arbiter`). A block that was lent none makes
+/// its own.
+#[derive(Debug)]
+pub(crate) struct LentArbiter {
+    arbiter: Option<Box<BankArbiter>>,
+    config: warpsim_banks::BankConfig,
+}
+
+impl LentArbiter {
+    #[inline]
+    pub(crate) fn get(&mut self) -> &mut BankArbiter {
+        let config = self.config;
+        self.arbiter
+            .get_or_insert_with(|| Box::new(BankArbiter::new(config)))
+    }
+}
+
 /// Everything of a block except its warps, so a warp and the block state can
 /// be borrowed at the same time.
 pub(crate) struct BlockState {
@@ -164,7 +184,7 @@ pub(crate) struct BlockState {
     /// (the timing model's cost of it).
     pub(crate) last_wavefronts: warpsim_banks::Wavefronts,
     pub(crate) stats: RunStats,
-    pub(crate) arbiter: BankArbiter,
+    pub(crate) arbiter: LentArbiter,
     /// Scratch lane addresses for the bank arbiter.
     pub(crate) shared_addresses: [u32; WARP_SIZE],
     /// Scratch sector numbers for coalescing.
@@ -222,7 +242,10 @@ impl<'a> BlockRunner<'a> {
                 // The runner counts into the set its SM lends it for each
                 // call (`swap_stats`), so it needs none of its own.
                 stats: RunStats::new(0),
-                arbiter: BankArbiter::new(env.config.shared_memory.bank_config()),
+                arbiter: LentArbiter {
+                    arbiter: None,
+                    config: env.config.shared_memory.bank_config(),
+                },
                 shared_addresses: [0; WARP_SIZE],
                 sectors: Vec::with_capacity(2 * WARP_SIZE),
                 local_sectors: Vec::with_capacity(2 * WARP_SIZE),
@@ -302,6 +325,12 @@ impl<'a> BlockRunner<'a> {
     /// into the SM's set, lent to whichever block issues.
     pub fn swap_stats(&mut self, stats: &mut RunStats) {
         std::mem::swap(&mut self.state.stats, stats);
+    }
+
+    /// Swaps the runner's bank arbiter with `arbiter`: an SM lends its own
+    /// to whichever block issues, as [`BlockRunner::swap_stats`].
+    pub fn swap_arbiter(&mut self, arbiter: &mut Option<Box<BankArbiter>>) {
+        std::mem::swap(&mut self.state.arbiter.arbiter, arbiter);
     }
 
     /// How many warps the block has.

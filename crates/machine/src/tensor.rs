@@ -274,6 +274,7 @@ pub(crate) fn matrix_access(
     }
     let verdict = state
         .arbiter
+        .get()
         .matrix_request(u32::from(matrices), row_lanes, &offsets);
     record_wavefronts(&mut state.stats.per_instruction[pc as usize], verdict);
     state.last_wavefronts = verdict;
@@ -1005,7 +1006,7 @@ fn wmma_access(
                 rows[8 * block + line] = offset_of(element_address(row, column));
             }
         }
-        state.arbiter.matrix_request(4, active, &rows)
+        state.arbiter.get().matrix_request(4, active, &rows)
     } else {
         // `LDS`/`STS` per 8x8 quarter of C: each lane's two elements in
         // one access where they are adjacent (`.row`), else one each.
@@ -1027,7 +1028,7 @@ fn wmma_access(
                     *slot = offset_of(element_address(row, column));
                 }
                 let bytes = if pair_adjacent { 2 * size } else { size };
-                let verdict = state.arbiter.request(kind, bytes, active, &addresses);
+                let verdict = state.arbiter.get().request(kind, bytes, active, &addresses);
                 total.wavefronts += verdict.wavefronts;
                 total.ideal += verdict.ideal;
             }

@@ -500,6 +500,8 @@ pub(crate) struct Sm<'a> {
     /// Runners and warp timings of blocks that left, for the next ones.
     spare: Vec<Box<BlockRunner<'a>>>,
     spare_warps: Vec<Vec<WarpTiming>>,
+    /// The bank arbiter, lent to the block that issues.
+    arbiter: Option<Box<warpsim_banks::BankArbiter>>,
     /// Whether a resident block waits for its runner to be set up.
     setups_pending: bool,
     sub_partitions: Vec<SubPartition>,
@@ -559,6 +561,7 @@ impl<'a> Sm<'a> {
             slots: (0..blocks_per_sm).map(|_| None).collect(),
             spare: Vec::new(),
             spare_warps: Vec::new(),
+            arbiter: None,
             setups_pending: false,
             sub_partitions: vec![SubPartition::default(); 4],
             scheduler: config.scheduler,
@@ -972,9 +975,11 @@ impl<'a> Sm<'a> {
                 + u64::from(shared.costs.config.barrier_latency_per_warp);
         }
         block.runner.swap_stats(stats);
+        block.runner.swap_arbiter(&mut self.arbiter);
         let result = block
             .runner
             .issue::<HARDWARE_FMA>(warp_index, path, pc, cycle);
+        block.runner.swap_arbiter(&mut self.arbiter);
         block.runner.swap_stats(stats);
         self.issued += 1;
         if let Err(error) = result {
