@@ -141,8 +141,13 @@ struct CountedWaiters {
 pub(crate) struct BlockChecker {
     block: [u32; 3],
     semantics: BarrierSemantics,
-    /// The open phase of each barrier.
-    episodes: [Episode; 16],
+    /// The open phase of each barrier a thread of the block arrived at
+    /// so far: those of barriers below `open_episodes` belong to this
+    /// block, the others are left from earlier blocks to reuse their
+    /// allocations. Most kernels use barrier 0 alone, and every resident
+    /// block has a checker, so they are made when first needed.
+    episodes: Vec<Episode>,
+    open_episodes: usize,
     /// Lanes that hold a thread, and lanes not exited, per warp.
     valid: Vec<u32>,
     live: Vec<u32>,
@@ -161,16 +166,30 @@ pub(crate) struct BlockChecker {
 }
 
 impl BlockChecker {
+    /// The open phase of barrier `id`, which began when the block started
+    /// if no thread arrived at the barrier before.
+    fn episode(&mut self, id: u32) -> &mut Episode {
+        let id = id as usize;
+        while self.open_episodes <= id {
+            if self.episodes.len() == self.open_episodes {
+                self.episodes.push(Episode::default());
+            }
+            let warps = self.valid.len();
+            let episode = &mut self.episodes[self.open_episodes];
+            episode.reset(warps);
+            episode.start_live.clear();
+            episode.start_live.extend_from_slice(&self.valid);
+            episode.participated.clear();
+            episode.participated.resize(warps, 0);
+            self.open_episodes += 1;
+        }
+        &mut self.episodes[id]
+    }
+
     pub fn reset(&mut self, block: [u32; 3], semantics: BarrierSemantics, valid: &[u32]) {
         self.block = block;
         self.semantics = semantics;
-        for episode in &mut self.episodes {
-            episode.reset(valid.len());
-            episode.start_live.clear();
-            episode.start_live.extend_from_slice(valid);
-            episode.participated.clear();
-            episode.participated.resize(valid.len(), 0);
-        }
+        self.open_episodes = 0;
         self.valid.clear();
         self.valid.extend_from_slice(valid);
         self.live.clear();
@@ -283,7 +302,7 @@ impl BlockChecker {
         if let (Some(count), true) = (count, waits) {
             self.count_waiters(id, arrival_pc, warp, lanes, count);
         }
-        let episode = &self.episodes[id as usize];
+        let episode = &*self.episode(id);
         let again = episode.lanes[w] & lanes != 0;
         let mixed = if reduction {
             episode.plain
@@ -315,7 +334,7 @@ impl BlockChecker {
             self.report_mixed(id, arrival_pc, warp, lanes, reduction, earlier_mixed);
         }
         let live = self.live[w];
-        let episode = &mut self.episodes[id as usize];
+        let episode = self.episode(id);
         if episode.lanes[w] == 0 {
             episode.first_pc[w] = arrival_pc;
             episode.first_live[w] = live;
@@ -487,7 +506,7 @@ impl BlockChecker {
     pub fn complete(&mut self, id: u32, counted: bool, non_uniform: impl Fn(u32) -> bool) {
         let pre_volta = self.semantics == BarrierSemantics::PreVolta;
         let warps = self.valid.len();
-        let mut episode = std::mem::take(&mut self.episodes[id as usize]);
+        let mut episode = std::mem::take(self.episode(id));
         let pcs = episode.pcs();
         // The lanes of a warp that were live when it first arrived but did
         // not arrive: still live now, or exited later after skipping a
@@ -660,7 +679,7 @@ impl BlockChecker {
         episode.reset(warps);
         episode.start_live.clear();
         episode.start_live.extend_from_slice(&self.live);
-        self.episodes[id as usize] = episode;
+        *self.episode(id) = episode;
     }
 }
 
