@@ -498,6 +498,9 @@ pub(crate) struct Sm<'a> {
     window_end: u64,
     slots: Vec<Option<ResidentBlock<'a>>>,
     /// Runners and warp timings of blocks that left, for the next ones.
+    /// Boxed as a resident block holds its runner: a runner moves between
+    /// a slot and this list without copying its kilobyte and a half.
+    #[allow(clippy::vec_box)]
     spare: Vec<Box<BlockRunner<'a>>>,
     spare_warps: Vec<Vec<WarpTiming>>,
     /// The bank arbiter, lent to the block that issues.
