@@ -661,6 +661,21 @@ fn atomic_chain_kernel(dependent: bool) -> String {
     )
 }
 
+/// Runs a kernel of `atomic_chain_kernel`'s parameters on `grid` blocks of
+/// `block` threads, checks that every warp's lane 0 added 16 times to its
+/// own counter, and returns the busiest SM's cycles.
+fn counted_busiest_sm_cycles(source: &str, grid: u32, block: u32) -> u64 {
+    let warps = (grid * block / 32) as usize;
+    let out = kernel(source)
+        .grid([grid, 1, 1])
+        .threads(block)
+        .args(&[Arg::zeros(warps * 8), Arg::zeros(warps * 32), Arg::U32(0)])
+        .run()
+        .ok();
+    assert!(out.u32s(0).iter().step_by(8).all(|&count| count == 16));
+    timing(&out).busiest_sm_cycles
+}
+
 /// The L2 performs `atomic_sectors_per_cycle` atomics on distinct
 /// sectors a cycle across the GPU, and an atomic on a sector it lacks
 /// fetches the sector first: 16 independent atomics per warp land within
@@ -687,17 +702,8 @@ fn atomics_on_distinct_sectors_share_the_l2s_units_as_on_the_h100() {
     let mut compared = 0;
     for row in rows.iter().filter(|row| !(row[0] == 132 && row[1] == 32)) {
         let (grid, block) = (row[0], row[1]);
-        let warps = (grid * block / 32) as usize;
         for (dependent, hardware, tolerance) in [(true, row[3], 0.16), (false, row[4], 0.20)] {
-            let out = kernel(&atomic_chain_kernel(dependent))
-                .grid([grid, 1, 1])
-                .threads(block)
-                .args(&[Arg::zeros(warps * 8), Arg::zeros(warps * 32), Arg::U32(0)])
-                .run()
-                .ok();
-            // Every warp's lane 0 added 16 times to its own counter.
-            assert!(out.u32s(0).iter().step_by(8).all(|&count| count == 16));
-            let cycles = timing(&out).busiest_sm_cycles;
+            let cycles = counted_busiest_sm_cycles(&atomic_chain_kernel(dependent), grid, block);
             let error = (cycles as f64 - f64::from(hardware)) / f64::from(hardware);
             assert!(
                 error.abs() <= tolerance,
@@ -737,18 +743,7 @@ fn atomics_on_distinct_sectors_share_the_l2s_units_as_on_the_h100() {
 /// the SMs are done; warpsim's launch ends with its SMs.
 #[test]
 fn reductions_queued_at_the_l2_do_not_hold_the_sm() {
-    let (grid, block, warps) = (132u32, 256u32, 132 * 8);
-    let run = |source: &str| {
-        let out = kernel(source)
-            .grid([grid, 1, 1])
-            .threads(block)
-            .args(&[Arg::zeros(warps * 8), Arg::zeros(warps * 32), Arg::U32(0)])
-            .run()
-            .ok();
-        // Every warp's lane 0 added 16 times to its own counter.
-        assert!(out.u32s(0).iter().step_by(8).all(|&count| count == 16));
-        timing(&out).busiest_sm_cycles
-    };
+    let run = |source: &str| counted_busiest_sm_cycles(source, 132, 256);
     // The independent kernel with each atomic a reduction and no sums.
     let reductions = atomic_chain_kernel(false)
         .replace(
