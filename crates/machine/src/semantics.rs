@@ -26,11 +26,6 @@ pub(crate) fn fault(kind: FaultKind, lane: u32) -> Fault {
     Box::new((kind, lane))
 }
 
-#[inline(always)]
-pub(crate) fn lanes(values: &RegisterFile, reg: u32) -> [u64; WARP_SIZE] {
-    values.read(reg)
-}
-
 /// `out[lane] = f(lane)` for the active lanes: with every lane active (the
 /// common case) a loop without tests, which vectorises.
 #[inline(always)]
@@ -411,8 +406,8 @@ pub(crate) fn execute<const HARDWARE_FMA: bool>(
             b,
             combine,
         } => {
-            let a = lanes(values, a);
-            let b = lanes(values, b);
+            let a = values.read(a);
+            let b = values.read(b);
             let result = lane_mask(|lane| arith::bf16_compare(cmp, a[lane], b[lane]));
             set_preds(warp, active, result, dst, dst_not, combine);
         }
@@ -454,8 +449,8 @@ pub(crate) fn execute<const HARDWARE_FMA: bool>(
             b,
             combine,
         } => {
-            let a = lanes(values, a);
-            let b = lanes(values, b);
+            let a = values.read(a);
+            let b = values.read(b);
             let result = lane_mask(|lane| arith::f16_compare(cmp, a[lane], b[lane]));
             set_preds(warp, active, result, dst, dst_not, combine);
         }
@@ -546,8 +541,8 @@ pub(crate) fn execute<const HARDWARE_FMA: bool>(
             b,
             combine,
         } => {
-            let a = lanes(values, a);
-            let b = lanes(values, b);
+            let a = values.read(a);
+            let b = values.read(b);
             let result = compare_lanes(cmp, ty, &a, &b);
             set_preds(warp, active, result, dst, dst_not, combine);
         }
@@ -561,7 +556,7 @@ pub(crate) fn execute<const HARDWARE_FMA: bool>(
             b,
             combine,
         } => {
-            let (a, b) = (lanes(values, a), lanes(values, b));
+            let (a, b) = (values.read(a), values.read(b));
             let mut result = match half {
                 Some(HalfFormat::F16) => {
                     lane_mask(|lane| arith::f16_compare(cmp, a[lane], b[lane]))
@@ -592,8 +587,8 @@ pub(crate) fn execute<const HARDWARE_FMA: bool>(
             cond,
             negated,
         } => {
-            let a = lanes(values, a);
-            let b = lanes(values, b);
+            let a = values.read(a);
+            let b = values.read(b);
             let bits = warp.pred_bits(cond, negated);
             let out = map_active(active, |lane| {
                 if bits >> lane & 1 != 0 {
@@ -712,7 +707,7 @@ pub(crate) fn execute<const HARDWARE_FMA: bool>(
             }
             // Each lane names its own mask (cooperative groups' tiles give
             // each tile its own); the path waits for the lanes of them all.
-            let masks = lanes(values, mask);
+            let masks = values.read(mask);
             let mut union = 0u32;
             let mut outside = 0u32;
             for (lane, &lane_mask) in masks.iter().enumerate() {
@@ -770,8 +765,8 @@ pub(crate) fn execute<const HARDWARE_FMA: bool>(
         } => {
             // Two destinations, the result and the flag: a lane loop of its
             // own, reading every source before writing.
-            let (a, b, c) = (lanes(values, a), lanes(values, b), lanes(values, c));
-            let flags = lanes(values, carry);
+            let (a, b, c) = (values.read(a), values.read(b), values.read(c));
+            let flags = values.read(carry);
             for lane in 0..WARP_SIZE {
                 if active >> lane & 1 == 0 {
                     continue;
@@ -856,7 +851,7 @@ pub(crate) fn execute<const HARDWARE_FMA: bool>(
             arith::sad(x, y, z, ty)
         }),
         Kind::Testp { class, ty, dst, a } => {
-            let a = lanes(values, a);
+            let a = values.read(a);
             let result = lane_mask(|lane| arith::float_class(a[lane], ty, class));
             warp.set_pred(dst, active, result);
         }
@@ -885,10 +880,10 @@ pub(crate) fn execute<const HARDWARE_FMA: bool>(
         } => {
             // Four inputs: read them all before writing, as `dst` may be one.
             let (field, base, position, length) = (
-                lanes(values, field),
-                lanes(values, base),
-                lanes(values, position),
-                lanes(values, length),
+                values.read(field),
+                values.read(base),
+                values.read(position),
+                values.read(length),
             );
             let out = map_active(active, |lane| {
                 arith::bit_field_insert(field[lane], base[lane], position[lane], length[lane], bits)
@@ -927,7 +922,7 @@ pub(crate) fn execute<const HARDWARE_FMA: bool>(
         } => {
             let mut elements = [[0u64; WARP_SIZE]; 4];
             for (element, &reg) in elements.iter_mut().zip(&src).take(count as usize) {
-                *element = lanes(values, reg);
+                *element = values.read(reg);
             }
             let out = map_active(active, |lane| {
                 let lane_elements = elements.map(|element| element[lane]);
@@ -943,7 +938,7 @@ pub(crate) fn execute<const HARDWARE_FMA: bool>(
             src,
         } => {
             // The source first: it may also be a destination.
-            let source = lanes(values, src);
+            let source = values.read(src);
             for (index, &reg) in dst.iter().enumerate().take(count as usize) {
                 if keep >> index & 1 == 0 {
                     continue;
@@ -1296,7 +1291,7 @@ pub(crate) fn half_set(
         HalfFormat::F16 => (arith::f16_compare, 0x3c00),
         HalfFormat::Bf16 => (arith::bf16_compare, 0x3f80),
     };
-    let (a, b) = (lanes(&warp.values, a), lanes(&warp.values, b));
+    let (a, b) = (warp.values.read(a), warp.values.read(b));
     let predicate = combine.map(|(op, pred, negated)| (op, warp.pred_bits(pred, negated)));
     let elements = if packed { 2 } else { 1 };
     // One lane mask per element: where its comparison holds.
