@@ -56,20 +56,37 @@ impl Target {
     }
 }
 
+/// The address `addr` names from its base register's value `base`.
+#[inline(always)]
+fn offset_from(base: u64, addr: LoweredAddress) -> u64 {
+    let sum = base.wrapping_add(addr.offset as u64);
+    if addr.base_bits <= 32 {
+        sum & 0xffff_ffff
+    } else {
+        sum
+    }
+}
+
 /// Computes a lane's address.
 #[inline(always)]
 pub(crate) fn lane_address(values: &RegisterFile, addr: LoweredAddress, lane: usize) -> u64 {
     match addr.base {
-        Some(reg) => {
-            let sum = values.get(reg, lane).wrapping_add(addr.offset as u64);
-            if addr.base_bits <= 32 {
-                sum & 0xffff_ffff
-            } else {
-                sum
-            }
-        }
+        Some(reg) => offset_from(values.get(reg, lane), addr),
         None => addr.offset as u64,
     }
+}
+
+/// Every lane's address, the base register read once for the warp.
+#[inline(always)]
+fn lane_addresses(values: &RegisterFile, addr: LoweredAddress) -> [u64; WARP_SIZE] {
+    let Some(reg) = addr.base else {
+        return [addr.offset as u64; WARP_SIZE];
+    };
+    let mut addresses = values.read(reg);
+    for address in &mut addresses {
+        *address = offset_from(*address, addr);
+    }
+    addresses
 }
 
 /// A lane's address and where it goes, once it passed the alignment every
@@ -384,10 +401,9 @@ fn warp_addresses(
     in_bounds: impl Fn(u64) -> bool,
 ) -> Option<[u64; WARP_SIZE]> {
     let total = u64::from(request.total());
-    let mut addresses = [0u64; WARP_SIZE];
+    let addresses = lane_addresses(values, request.addr);
     let mut fits = true;
-    for (lane, address) in addresses.iter_mut().enumerate() {
-        *address = lane_address(values, request.addr, lane);
+    for (lane, address) in addresses.iter().enumerate() {
         // Without short circuits, so that the loop has no branches.
         let inactive = request.active >> lane & 1 == 0;
         fits &= inactive | ((*address & (total - 1) == 0) & in_bounds(*address));

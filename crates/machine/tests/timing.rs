@@ -516,25 +516,39 @@ fn contention_kernel(all_lanes: bool) -> String {
     let sums: String = (0..16)
         .map(|k| format!("{guard}add.u32 %v, %v, %old{k};\n"))
         .collect();
-    format!(
-        r#"
-.kernel contend(.param .u64 COUNTERS, .param .u64 OUT, .param .u32 STRIDE)
-{{
-    .reg .u32 %t, %g, %w, %stride, %v, %old<16>;
-    .reg .u64 %pc, %po, %off;
-    .reg .pred %leader;
-    mov.u32 %t, %tid.x;
-    mov.u32 %g, %ctaid.x;
-    mad.lo.u32 %g, %g, 256, %t;
-    and.b32 %w, %t, 31;
-    setp.eq.u32 %leader, %w, 0;
-    shr.u32 %w, %g, 5;
-    ld.param.u32 %stride, [STRIDE];
+    counter_kernel(
+        "contend(.param .u64 COUNTERS, .param .u64 OUT, .param .u32 STRIDE)",
+        ".reg .u32 %t, %g, %w, %stride, %v, %old<16>;\n    .reg .u64 %pc, %po, %off;",
+        "mad.lo.u32 %g, %g, 256, %t;",
+        &format!(
+            "ld.param.u32 %stride, [STRIDE];
     mul.wide.u32 %off, %w, %stride;
     ld.param.u64 %pc, [COUNTERS];
     add.u64 %pc, %pc, %off;
     mov.u32 %v, 0;
-{atomics}{sums}    ld.param.u64 %po, [OUT];
+{atomics}{sums}    "
+        ),
+    )
+}
+
+/// A kernel of the atomic tests: `%t` the thread's index in its block,
+/// `%g` (computed by `global_index` from `%ctaid.x` and `%t`) in the grid,
+/// `%w` the warp's index in the grid and `%leader` its lane 0; `body`
+/// leaves in `%v` what every thread stores to `OUT[%g]`.
+fn counter_kernel(signature: &str, registers: &str, global_index: &str, body: &str) -> String {
+    format!(
+        r#"
+.kernel {signature}
+{{
+    {registers}
+    .reg .pred %leader;
+    mov.u32 %t, %tid.x;
+    mov.u32 %g, %ctaid.x;
+    {global_index}
+    and.b32 %w, %t, 31;
+    setp.eq.u32 %leader, %w, 0;
+    shr.u32 %w, %g, 5;
+    {body}ld.param.u64 %po, [OUT];
     mul.wide.u32 %off, %g, 4;
     add.u64 %po, %po, %off;
     st.global.u32 [%po], %v;
@@ -632,32 +646,19 @@ fn atomic_chain_kernel(dependent: bool) -> String {
             .map(|k| format!("@%leader add.u32 %v, %v, %old{k};\n    "))
             .collect()
     };
-    format!(
-        r#"
-.kernel chain(.param .u64 COUNTERS, .param .u64 OUT, .param .u32 MASK)
-{{
-    .reg .u32 %t, %g, %n, %w, %mask, %v, %i, %first, %old<16>;
-    .reg .u64 %base, %pc, %po, %off;
-    .reg .pred %leader;
-    mov.u32 %t, %tid.x;
-    mov.u32 %g, %ctaid.x;
-    mov.u32 %n, %ntid.x;
-    mad.lo.u32 %g, %g, %n, %t;
-    and.b32 %w, %t, 31;
-    setp.eq.u32 %leader, %w, 0;
-    shr.u32 %w, %g, 5;
-    shl.b32 %first, %w, 3;
+    counter_kernel(
+        "chain(.param .u64 COUNTERS, .param .u64 OUT, .param .u32 MASK)",
+        ".reg .u32 %t, %g, %n, %w, %mask, %v, %i, %first, %old<16>;\n    .reg .u64 %base, %pc, %po, %off;",
+        "mov.u32 %n, %ntid.x;\n    mad.lo.u32 %g, %g, %n, %t;",
+        &format!(
+            "shl.b32 %first, %w, 3;
     ld.param.u32 %mask, [MASK];
     ld.param.u64 %base, [COUNTERS];
     mul.wide.u32 %off, %first, 4;
     add.u64 %pc, %base, %off;
     mov.u32 %v, 0;
-    {body}{sums}ld.param.u64 %po, [OUT];
-    mul.wide.u32 %off, %g, 4;
-    add.u64 %po, %po, %off;
-    st.global.u32 [%po], %v;
-}}
-"#
+    {body}{sums}"
+        ),
     )
 }
 
