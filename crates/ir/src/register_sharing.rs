@@ -53,11 +53,17 @@ pub struct RegisterUse {
 /// Registers share a slot only when no thread can need both values at one
 /// point; slots are numbered from zero in the order of the registers that
 /// open them, so the result depends only on the code.
+///
+/// `wide[r]` says register `r` holds 64 bits (all are alike when it is
+/// empty): a slot holds registers of one width only, so that a machine
+/// which keeps a narrow slot in 32 bits never has to read or write a
+/// 32-bit register as a 64-bit one for sharing with one.
 pub fn share_slots(
     cfg: &Cfg,
     uses: &[RegisterUse],
     registers: usize,
     defined_at_entry: &[u32],
+    wide: &[bool],
 ) -> (Vec<u32>, u32) {
     if registers > MAX_SHARED_REGISTERS || cfg.blocks.is_empty() {
         return ((0..registers as u32).collect(), registers as u32);
@@ -113,14 +119,16 @@ pub fn share_slots(
             }
         }
     }
-    // Greedy colouring in register order: each takes the lowest slot none
-    // of its neighbours coloured so far holds.
+    // Greedy colouring in register order: each takes the lowest slot of its
+    // width none of its neighbours coloured so far holds.
     let mut color = vec![u32::MAX; registers];
-    let mut slots = 0u32;
+    let mut slot_wide: Vec<bool> = Vec::new();
     let mut taken = Vec::new();
     for register in 0..registers {
+        let width = wide.get(register).copied().unwrap_or(false);
         taken.clear();
-        taken.resize(slots as usize + 1, false);
+        taken.extend(slot_wide.iter().map(|&slot_width| slot_width != width));
+        taken.push(false);
         let row = &interference[register * words..(register + 1) * words];
         for_each_bit(row, |neighbour| {
             if color[neighbour] != u32::MAX {
@@ -130,11 +138,13 @@ pub fn share_slots(
         let slot = taken
             .iter()
             .position(|&taken| !taken)
-            .unwrap_or(slots as usize) as u32;
-        color[register] = slot;
-        slots = slots.max(slot + 1);
+            .expect("the last entry is a new slot");
+        if slot == slot_wide.len() {
+            slot_wide.push(width);
+        }
+        color[register] = slot as u32;
     }
-    (color, slots)
+    (color, slot_wide.len() as u32)
 }
 
 /// The registers live on entry to each block, by iterating the dataflow

@@ -348,8 +348,30 @@ impl<'a> BlockRunner<'a> {
     /// here, and a path that has run for a while yields to its siblings
     /// (independent thread scheduling: one spinning on a flag that another
     /// path of the warp will set cannot starve it).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn peek(&mut self, warp_index: usize, streak: &mut PathStreak) -> Peek {
+        // A warp whose lanes run as one path, the common case, goes on
+        // with it: nothing to wake, drop or yield to.
+        let warp = &self.warps[warp_index];
+        if let [path] = warp.paths.as_slice() {
+            if path.wait == PathWait::Ready && path.mask != 0 && path.pc != path.reconverge {
+                if streak.path == 0 {
+                    streak.length += 1;
+                } else {
+                    *streak = PathStreak { path: 0, length: 0 };
+                }
+                return Peek::Ready {
+                    path: 0,
+                    pc: path.pc,
+                };
+            }
+        }
+        self.peek_paths(warp_index, streak)
+    }
+
+    /// [`BlockRunner::peek`] for a warp whose paths diverged, wait or end.
+    #[inline(never)]
+    fn peek_paths(&mut self, warp_index: usize, streak: &mut PathStreak) -> Peek {
         let program = self.env.program;
         // Before Volta a warp had one program counter: a path waiting at a
         // barrier holds the whole warp, and no path yields to its siblings.
@@ -696,8 +718,11 @@ impl<'a> BlockRunner<'a> {
         self.warps.resize_with(warp_count, Warp::default);
         for (index, warp) in self.warps.iter_mut().enumerate() {
             warp.index = index as u32;
-            warp.values
-                .reset(program.value_regs, program.wide_value_regs);
+            warp.values.reset(
+                program.lane_value_regs,
+                program.wide_value_regs,
+                program.value_regs - program.lane_value_regs,
+            );
             warp.preds.clear();
             warp.preds.resize(program.pred_regs as usize, 0);
             let first_thread = index as u32 * WARP_SIZE as u32;
@@ -718,12 +743,23 @@ impl<'a> BlockRunner<'a> {
             });
             for &(reg, init) in &program.warp_inits {
                 match init {
-                    WarpInit::Constant(value) => warp.values.fill(reg, u32::MAX, value),
-                    WarpInit::GlobalVariable(variable) => warp.values.fill(
-                        reg,
-                        u32::MAX,
-                        env.global_variable_addresses[variable as usize],
-                    ),
+                    WarpInit::Constant(value) => warp.values.set_uniform(reg, value),
+                    WarpInit::GlobalVariable(variable) => warp
+                        .values
+                        .set_uniform(reg, env.global_variable_addresses[variable as usize]),
+                    WarpInit::Special(special) if init.is_warp_uniform() => {
+                        let thread = thread_index(first_thread, env.block_dim);
+                        let value = special_value(
+                            special,
+                            0,
+                            index as u32,
+                            warp_count as u32,
+                            thread,
+                            block_index,
+                            env,
+                        );
+                        warp.values.set_uniform(reg, value);
+                    }
                     WarpInit::Special(special) => {
                         let lanes = map_active(u32::MAX, |lane| {
                             let thread = thread_index(first_thread + lane as u32, env.block_dim);

@@ -171,15 +171,16 @@ pub fn validate_launch(
         )));
     }
     let warps = threads.div_ceil(32);
-    // Four bytes a lane per register, eight for a wide one (`warp::RegisterFile`).
-    let block_state = u64::from(program.value_regs + program.wide_value_regs) * 4 * 32 * warps
+    // Four bytes a lane per register, eight for a wide one, and nothing
+    // per lane for a warp-uniform one (`warp::RegisterFile`).
+    let block_state = u64::from(program.lane_value_regs + program.wide_value_regs) * 4 * 32 * warps
         + u64::from(program.local_bytes) * threads
         + total_shared;
     if block_state > MAX_BLOCK_STATE_BYTES {
         return Err(LaunchError::new(LaunchCause::BlockState, format!(
             "a block of {threads} threads needs {} MiB to simulate ({} registers per thread, {} bytes of local memory per thread); the limit is {} MiB",
             block_state >> 20,
-            program.value_regs,
+            program.lane_value_regs,
             program.local_bytes,
             MAX_BLOCK_STATE_BYTES >> 20
         )));

@@ -43,10 +43,18 @@ pub struct Program {
     /// The IR instruction behind each entry of `code` (the last one, the
     /// implicit exit, reuses the location of the kernel header).
     pub locations: Vec<SourceLoc>,
-    /// Value register slots of `code` (each 32 lanes of 4 bytes per warp).
+    /// Value registers of `code`: the storage slots held per lane, then
+    /// the warp-uniform hidden registers.
     pub value_regs: u32,
-    /// How many of them, numbered first, hold a 64-bit register and have
-    /// 4 bytes more per lane (`warp::RegisterFile`).
+    /// How many of them, numbered first, are slots of 32 lanes of 4 bytes
+    /// each per warp. The others, numbered from here, hold a value that is
+    /// the same in every lane of a warp from its start on (a literal, a
+    /// size, the block's or warp's index, a variable's address: see
+    /// [`WarpInit::is_warp_uniform`]), which no instruction writes; a warp
+    /// keeps one 64-bit value for each (`warp::RegisterFile`).
+    pub lane_value_regs: u32,
+    /// How many of the lane slots, numbered first, hold a 64-bit register
+    /// and have 4 bytes more per lane (`warp::RegisterFile`).
     pub wide_value_regs: u32,
     /// Value registers of `scoreboard_code`.
     pub scoreboard_value_regs: u32,
@@ -105,6 +113,20 @@ pub enum WarpInit {
     /// The global address of [`Program::global_variables`]`[index]`, known
     /// once the launch has placed the variables among its buffers.
     GlobalVariable(u32),
+}
+
+impl WarpInit {
+    /// Whether every lane of a warp starts with the same value: all but the
+    /// specials that tell lanes apart (`%tid`, `%laneid`, the lane masks).
+    pub fn is_warp_uniform(self) -> bool {
+        match self {
+            WarpInit::Constant(_) | WarpInit::GlobalVariable(_) => true,
+            WarpInit::Special(special) => !matches!(
+                special,
+                SpecialReg::Tid(_) | SpecialReg::LaneId | SpecialReg::LaneMask(_)
+            ),
+        }
+    }
 }
 
 /// A kernel parameter: its name, type and offset in the parameter buffer.
@@ -1067,34 +1089,78 @@ impl Program {
                 }
             })
             .collect();
-        let set_at_start: Vec<u32> = scoreboard.warp_inits.iter().map(|&(reg, _)| reg).collect();
+        // The warp-uniform hidden registers need no lanes and share
+        // nothing: they are left out of the sharing, and numbered after
+        // every slot.
+        let mut uniform = vec![false; registers as usize];
+        for &(reg, init) in &scoreboard.warp_inits {
+            uniform[reg as usize] = init.is_warp_uniform();
+        }
+        let lane_uses: Vec<RegisterUse> = uses
+            .into_iter()
+            .map(|used| RegisterUse {
+                reads: used
+                    .reads
+                    .into_iter()
+                    .filter(|&r| !uniform[r as usize])
+                    .collect(),
+                ..used
+            })
+            .collect();
+        let set_at_start: Vec<u32> = scoreboard
+            .warp_inits
+            .iter()
+            .filter(|&&(reg, _)| !uniform[reg as usize])
+            .map(|&(reg, _)| reg)
+            .collect();
         let (slots, slot_count) = share_slots(
             &ir::cfg::Cfg::build(kernel),
-            &uses,
+            &lane_uses,
             registers as usize,
             &set_at_start,
+            &scoreboard_wide,
         );
         // A slot is as wide as the widest register it holds, and the wide
         // slots are numbered first, so that the register file tells a
         // wide one by comparing its number (`warp::RegisterFile`).
         let mut slot_wide = vec![false; slot_count as usize];
-        for (&slot, &wide) in slots.iter().zip(&scoreboard_wide) {
-            slot_wide[slot as usize] |= wide;
+        let mut slot_used = vec![false; slot_count as usize];
+        for ((&slot, &wide), &uniform) in slots.iter().zip(&scoreboard_wide).zip(&uniform) {
+            if !uniform {
+                slot_wide[slot as usize] |= wide;
+                slot_used[slot as usize] = true;
+            }
         }
         let mut renumbered = vec![0u32; slot_count as usize];
         let wide_first = (0..slot_count as usize)
-            .filter(|&slot| slot_wide[slot])
-            .chain((0..slot_count as usize).filter(|&slot| !slot_wide[slot]));
+            .filter(|&slot| slot_used[slot] && slot_wide[slot])
+            .chain((0..slot_count as usize).filter(|&slot| slot_used[slot] && !slot_wide[slot]));
+        let mut lane_slots = 0;
         for (number, slot) in wide_first.enumerate() {
             renumbered[slot] = number as u32;
+            lane_slots = number as u32 + 1;
         }
+        let mut next_uniform = lane_slots;
         let slots: Vec<u32> = slots
             .iter()
-            .map(|&slot| renumbered[slot as usize])
+            .zip(&uniform)
+            .map(|(&slot, &uniform)| {
+                if uniform {
+                    next_uniform += 1;
+                    next_uniform - 1
+                } else {
+                    renumbered[slot as usize]
+                }
+            })
             .collect();
         let (mut program, _) = Self::lower_with_slots(module, kernel, Some(&slots))?;
-        program.value_regs = slot_count;
-        program.wide_value_regs = slot_wide.iter().filter(|&&wide| wide).count() as u32;
+        program.value_regs = next_uniform;
+        program.lane_value_regs = lane_slots;
+        program.wide_value_regs = slot_wide
+            .iter()
+            .zip(&slot_used)
+            .filter(|&(&wide, &used)| wide && used)
+            .count() as u32;
         program.scoreboard_code = scoreboard.code;
         program.scoreboard_value_regs = scoreboard.value_regs;
         // The uniformity analysis depends on the IR alone: once per kernel.
@@ -1102,7 +1168,8 @@ impl Program {
         tracing::debug!(
             kernel = %kernel.name,
             instructions = program.code.len(),
-            value_register_slots = program.value_regs,
+            value_register_slots = program.lane_value_regs,
+            warp_uniform_registers = program.value_regs - program.lane_value_regs,
             value_registers = program.scoreboard_value_regs,
             predicate_registers = program.pred_regs,
             hidden_registers = program.warp_inits.len(),
@@ -1198,6 +1265,7 @@ impl Program {
             scoreboard_code: Vec::new(),
             locations,
             value_regs: lowerer.value_regs,
+            lane_value_regs: lowerer.value_regs,
             wide_value_regs: 0,
             scoreboard_value_regs: 0,
             pred_regs,
@@ -3021,12 +3089,22 @@ mod tests {
         // 3, 5 and 4), each its own register for the scoreboard.
         assert_eq!(program.scoreboard_value_regs, 10);
         assert_eq!(program.warp_inits.len(), 4);
-        // The four hidden registers are set at the start and %o is live
-        // with all of them: five slots; %t, written by the instruction that
-        // reads %tid.x, needs a sixth. %a, %b, %offset and %address each
-        // take a slot whose register was read for the last time before
-        // them: six slots in all.
-        assert_eq!(program.value_regs, 6);
+        // The literals are the same in every lane: each is held once per
+        // warp, numbered after the slots held per lane. Of those, the 32-bit
+        // %t, %a and %b are live together (three slots), and %tid.x takes
+        // the slot of %a, which it is never live with. A slot holds
+        // registers of one width: the 64-bit %o, %offset and %address,
+        // each live with the one before it, need three slots of their own.
+        assert_eq!(program.lane_value_regs, 6);
+        assert_eq!(program.wide_value_regs, 3);
+        assert_eq!(program.value_regs, 9);
+        for &(reg, init) in &program.warp_inits {
+            assert_eq!(
+                reg >= program.lane_value_regs,
+                matches!(init, WarpInit::Constant(_)),
+                "{init:?}"
+            );
+        }
         let Kind::Store { addr, .. } = program.code[6].kind else {
             panic!(
                 "the store is the seventh instruction: {:?}",
@@ -3037,7 +3115,7 @@ mod tests {
             panic!("the address is added by the sixth: {:?}", program.code[5]);
         };
         assert_eq!(addr.base, Some(address));
-        assert!(address < program.value_regs);
+        assert!(address < program.lane_value_regs);
         // The slots of the 64-bit registers (%o, %offset, %address) are
         // numbered first and are wide; the 32-bit %b, live with %address,
         // is not in one of them.
@@ -3053,7 +3131,7 @@ mod tests {
             );
         }
         assert!(destination(3) >= program.wide_value_regs);
-        assert!(program.wide_value_regs < program.value_regs);
+        assert!(program.wide_value_regs < program.lane_value_regs);
     }
 
     #[test]

@@ -29,8 +29,8 @@ pub(crate) fn fault(kind: FaultKind, lane: u32) -> Fault {
 /// `out[lane] = f(lane)` for the active lanes: with every lane active (the
 /// common case) a loop without tests, which vectorises.
 #[inline(always)]
-pub(crate) fn map_active(active: u32, f: impl Fn(usize) -> u64) -> [u64; WARP_SIZE] {
-    let mut out = [0u64; WARP_SIZE];
+pub(crate) fn map_active<T: Copy + Default>(active: u32, f: impl Fn(usize) -> T) -> [T; WARP_SIZE] {
+    let mut out = [T::default(); WARP_SIZE];
     if active == u32::MAX {
         for (lane, out) in out.iter_mut().enumerate() {
             *out = f(lane);
@@ -48,6 +48,12 @@ pub(crate) fn map_active(active: u32, f: impl Fn(usize) -> u64) -> [u64; WARP_SI
 /// `dst = f(a)` on the active lanes. Lane `l` of the destination depends
 /// only on lane `l` of the sources, and the sources are read before the
 /// destination is written, so a destination may also be a source.
+///
+/// When the destination keeps 32 bits a lane and every source holds no
+/// more, the lanes are read, computed and written as 32-bit words (half the
+/// bytes, twice the lanes per vector instruction); `f` sees the same
+/// zero-extended values either way, and only the low 32 bits of what it
+/// returns are kept either way.
 #[inline(always)]
 pub(crate) fn map1(
     values: &mut RegisterFile,
@@ -56,6 +62,12 @@ pub(crate) fn map1(
     active: u32,
     f: impl Fn(u64) -> u64,
 ) {
+    if values.is_narrow(dst) && values.holds_narrow(a) {
+        let a = values.read_narrow(a);
+        let out = map_active(active, |lane| f(u64::from(a[lane])) as u32);
+        values.write_narrow(dst, active, &out);
+        return;
+    }
     let a = values.read(a);
     let out = map_active(active, |lane| f(a[lane]));
     values.write(dst, active, &out);
@@ -71,6 +83,14 @@ pub(crate) fn map2(
     active: u32,
     f: impl Fn(u64, u64) -> u64,
 ) {
+    if values.is_narrow(dst) && values.holds_narrow(a) && values.holds_narrow(b) {
+        let (a, b) = (values.read_narrow(a), values.read_narrow(b));
+        let out = map_active(active, |lane| {
+            f(u64::from(a[lane]), u64::from(b[lane])) as u32
+        });
+        values.write_narrow(dst, active, &out);
+        return;
+    }
     let (a, b) = (values.read(a), values.read(b));
     let out = map_active(active, |lane| f(a[lane], b[lane]));
     values.write(dst, active, &out);
@@ -88,6 +108,22 @@ pub(crate) fn map3(
     active: u32,
     f: impl Fn(u64, u64, u64) -> u64,
 ) {
+    if values.is_narrow(dst)
+        && values.holds_narrow(a)
+        && values.holds_narrow(b)
+        && values.holds_narrow(c)
+    {
+        let (a, b, c) = (
+            values.read_narrow(a),
+            values.read_narrow(b),
+            values.read_narrow(c),
+        );
+        let out = map_active(active, |lane| {
+            f(u64::from(a[lane]), u64::from(b[lane]), u64::from(c[lane])) as u32
+        });
+        values.write_narrow(dst, active, &out);
+        return;
+    }
     let (a, b, c) = (values.read(a), values.read(b), values.read(c));
     let out = map_active(active, |lane| f(a[lane], b[lane], c[lane]));
     values.write(dst, active, &out);

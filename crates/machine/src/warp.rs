@@ -116,20 +116,37 @@ pub struct RegisterFile {
     /// Plane `r` holds the low halves of register `r`; plane
     /// `registers + r` the high halves of wide register `r`.
     planes: Vec<u32>,
+    /// The values of the warp-uniform registers, from `registers` on.
+    uniform: Vec<u64>,
+    /// Registers held per lane.
     registers: u32,
     wide: u32,
 }
 
 impl RegisterFile {
-    /// Makes the file `registers` registers of zeros, the first `wide` of
-    /// them 64 bits wide, reusing its allocation.
-    pub fn reset(&mut self, registers: u32, wide: u32) {
+    /// Makes the file `registers` registers of zeros held per lane, the
+    /// first `wide` of them 64 bits wide, then `uniform` held once for the
+    /// warp, reusing its allocations.
+    pub fn reset(&mut self, registers: u32, wide: u32, uniform: u32) {
         debug_assert!(wide <= registers);
         self.registers = registers;
         self.wide = wide;
         self.planes.clear();
         self.planes
             .resize((registers + wide) as usize * WARP_SIZE, 0);
+        self.uniform.clear();
+        self.uniform.resize(uniform as usize, 0);
+    }
+
+    /// Sets warp-uniform register `reg`, as the warp starts.
+    pub fn set_uniform(&mut self, reg: u32, value: u64) {
+        self.uniform[(reg - self.registers) as usize] = value;
+    }
+
+    /// The value of register `reg` if it is warp-uniform.
+    #[inline(always)]
+    fn uniform_value(&self, reg: u32) -> Option<u64> {
+        (reg >= self.registers).then(|| self.uniform[(reg - self.registers) as usize])
     }
 
     /// Where register `reg`'s high plane starts, if it has one.
@@ -141,6 +158,9 @@ impl RegisterFile {
     /// Lane `lane` of register `reg`.
     #[inline(always)]
     pub fn get(&self, reg: u32, lane: usize) -> u64 {
+        if let Some(value) = self.uniform_value(reg) {
+            return value;
+        }
         let low = u64::from(self.planes[reg as usize * WARP_SIZE + lane]);
         match self.high_plane(reg) {
             Some(high) => low | u64::from(self.planes[high + lane]) << 32,
@@ -149,7 +169,8 @@ impl RegisterFile {
     }
 
     /// Sets lane `lane` of register `reg` to `value` (its low 32 bits for a
-    /// narrow register).
+    /// narrow register). `reg` is held per lane: no instruction writes a
+    /// warp-uniform register.
     #[inline(always)]
     pub fn set(&mut self, reg: u32, lane: usize, value: u64) {
         self.planes[reg as usize * WARP_SIZE + lane] = value as u32;
@@ -161,6 +182,9 @@ impl RegisterFile {
     /// Every lane of register `reg`.
     #[inline(always)]
     pub fn read(&self, reg: u32) -> [u64; WARP_SIZE] {
+        if let Some(value) = self.uniform_value(reg) {
+            return [value; WARP_SIZE];
+        }
         let start = reg as usize * WARP_SIZE;
         let mut out = [0u64; WARP_SIZE];
         for (out, &low) in out.iter_mut().zip(&self.planes[start..start + WARP_SIZE]) {
@@ -174,7 +198,56 @@ impl RegisterFile {
         out
     }
 
-    /// Sets register `reg` to `values` in `lanes`, leaving the others.
+    /// Whether register `reg` keeps 32 bits a lane: a narrow register held
+    /// per lane (a write keeps the low 32 bits of each value).
+    #[inline(always)]
+    pub fn is_narrow(&self, reg: u32) -> bool {
+        reg >= self.wide && reg < self.registers
+    }
+
+    /// Whether register `reg` holds no more than 32 bits in any lane: a
+    /// narrow one, or a warp-uniform one whose value fits.
+    #[inline(always)]
+    pub fn holds_narrow(&self, reg: u32) -> bool {
+        match self.uniform_value(reg) {
+            Some(value) => value <= u64::from(u32::MAX),
+            None => reg >= self.wide,
+        }
+    }
+
+    /// Every lane of register `reg` as a 32-bit word: the low half of each
+    /// (all of it where [`RegisterFile::holds_narrow`]).
+    #[inline(always)]
+    pub fn read_narrow(&self, reg: u32) -> [u32; WARP_SIZE] {
+        if let Some(value) = self.uniform_value(reg) {
+            return [value as u32; WARP_SIZE];
+        }
+        let start = reg as usize * WARP_SIZE;
+        let mut out = [0u32; WARP_SIZE];
+        out.copy_from_slice(&self.planes[start..start + WARP_SIZE]);
+        out
+    }
+
+    /// Sets narrow register `reg` ([`RegisterFile::is_narrow`]) to `values`
+    /// in `lanes`, leaving the others.
+    #[inline(always)]
+    pub fn write_narrow(&mut self, reg: u32, lanes: u32, values: &[u32; WARP_SIZE]) {
+        debug_assert!(self.is_narrow(reg));
+        let start = reg as usize * WARP_SIZE;
+        let plane = &mut self.planes[start..start + WARP_SIZE];
+        if lanes == u32::MAX {
+            plane.copy_from_slice(values);
+            return;
+        }
+        for (lane, (slot, &value)) in plane.iter_mut().zip(values).enumerate() {
+            if lanes >> lane & 1 != 0 {
+                *slot = value;
+            }
+        }
+    }
+
+    /// Sets register `reg` (held per lane) to `values` in `lanes`, leaving
+    /// the others.
     #[inline(always)]
     pub fn write(&mut self, reg: u32, lanes: u32, values: &[u64; WARP_SIZE]) {
         let start = reg as usize * WARP_SIZE;
@@ -200,7 +273,8 @@ impl RegisterFile {
         }
     }
 
-    /// Sets register `reg` to `value` in `lanes`, leaving the others.
+    /// Sets register `reg` (held per lane) to `value` in `lanes`, leaving
+    /// the others.
     #[inline]
     pub fn fill(&mut self, reg: u32, lanes: u32, value: u64) {
         self.write(reg, lanes, &[value; WARP_SIZE]);
@@ -419,10 +493,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_narrow_register_keeps_32_bits_and_a_wide_one_64() {
+    fn a_narrow_register_keeps_32_bits_a_wide_one_64_and_a_uniform_one_a_value_for_every_lane() {
         let mut registers = RegisterFile::default();
-        // Three registers, the first one wide.
-        registers.reset(3, 1);
+        // Three registers held per lane, the first one wide, then two
+        // warp-uniform ones.
+        registers.reset(3, 1, 2);
         let value = 0x1234_5678_9abc_def0;
         registers.set(0, 5, value);
         registers.set(2, 5, value);
@@ -453,8 +528,22 @@ mod tests {
         }
         registers.fill(2, u32::MAX, u64::MAX);
         assert_eq!(registers.read(2), [0xffff_ffff; WARP_SIZE]);
+        // A uniform register keeps all 64 bits, the same in every lane.
+        registers.set_uniform(4, value);
+        assert_eq!(registers.read(4), [value; WARP_SIZE]);
+        assert_eq!(registers.get(4, 17), value);
+        assert_eq!(registers.get(3, 17), 0);
+        // What the 32-bit paths may read as 32-bit words: narrow registers
+        // and uniform ones whose value fits, not wide or larger ones.
+        assert!(registers.is_narrow(2) && !registers.is_narrow(0) && !registers.is_narrow(4));
+        assert!(registers.holds_narrow(2) && registers.holds_narrow(3));
+        assert!(!registers.holds_narrow(0) && !registers.holds_narrow(4));
+        assert_eq!(registers.read_narrow(2), [0xffff_ffff; WARP_SIZE]);
+        registers.write_narrow(2, 0b10, &[7; WARP_SIZE]);
+        assert_eq!((registers.get(2, 0), registers.get(2, 1)), (0xffff_ffff, 7));
         // A reset zeroes every lane.
-        registers.reset(2, 2);
+        registers.reset(2, 2, 1);
         assert_eq!(registers.read(1), [0; WARP_SIZE]);
+        assert_eq!(registers.read(2), [0; WARP_SIZE]);
     }
 }

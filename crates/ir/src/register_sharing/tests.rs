@@ -39,7 +39,7 @@ fn slots(text: &str) -> (Vec<(String, u32)>, u32) {
             written_late: false,
         })
         .collect();
-    let (slot_of, count) = share_slots(&Cfg::build(kernel), &uses, names.len(), &[]);
+    let (slot_of, count) = share_slots(&Cfg::build(kernel), &uses, names.len(), &[], &[]);
     (names.into_iter().zip(slot_of).collect(), count)
 }
 
@@ -174,11 +174,11 @@ fn registers_set_at_entry_never_share_with_each_other_or_with_a_register_read_fi
         unguarded: true,
         written_late: false,
     }];
-    let (slots, count) = share_slots(&cfg, &uses, 3, &[1, 2]);
+    let (slots, count) = share_slots(&cfg, &uses, 3, &[1, 2], &[]);
     assert_eq!(slots, [0, 1, 2]);
     assert_eq!(count, 3);
     // Without the entry values, all three can share one slot.
-    assert_eq!(share_slots(&cfg, &uses, 3, &[]), (vec![0, 0, 0], 1));
+    assert_eq!(share_slots(&cfg, &uses, 3, &[], &[]), (vec![0, 0, 0], 1));
 }
 
 #[test]
@@ -188,8 +188,11 @@ fn past_the_matrix_limit_every_register_keeps_its_own_slot() {
     let uses = [RegisterUse::default()];
     // At the limit the registers, never used, all share one slot; one
     // past it, none does.
-    assert_eq!(share_slots(&cfg, &uses, MAX_SHARED_REGISTERS, &[]).1, 1);
-    let (slots, count) = share_slots(&cfg, &uses, MAX_SHARED_REGISTERS + 1, &[]);
+    assert_eq!(
+        share_slots(&cfg, &uses, MAX_SHARED_REGISTERS, &[], &[]).1,
+        1
+    );
+    let (slots, count) = share_slots(&cfg, &uses, MAX_SHARED_REGISTERS + 1, &[], &[]);
     assert_eq!(count as usize, MAX_SHARED_REGISTERS + 1);
     assert!(slots
         .iter()
@@ -227,7 +230,49 @@ fn a_register_written_late_shares_with_nothing() {
         unguarded(&[1], &[2]),
         unguarded(&[2], &[]),
     ];
-    assert_eq!(share_slots(&cfg, &uses, 3, &[]), (vec![0, 0, 1], 2));
+    assert_eq!(share_slots(&cfg, &uses, 3, &[], &[]), (vec![0, 0, 1], 2));
     uses[0].written_late = true;
-    assert_eq!(share_slots(&cfg, &uses, 3, &[]), (vec![0, 1, 2], 3));
+    assert_eq!(share_slots(&cfg, &uses, 3, &[], &[]), (vec![0, 1, 2], 3));
+}
+
+#[test]
+fn registers_of_different_widths_never_share_a_slot() {
+    // Two registers, each written and then read by the next instruction:
+    // never live at once, so they share one slot when they are of one
+    // width.
+    let module = parse_module(
+        "sharing.kir",
+        ".kernel k()
+{
+    .reg .u32 %a;
+    mov.u32 %a, 1;
+    mov.u32 %a, 1;
+    mov.u32 %a, 1;
+    exit;
+}",
+    )
+    .expect("parses");
+    let cfg = Cfg::build(&module.kernels[0]);
+    let unguarded = |reads: &[u32], writes: &[u32]| RegisterUse {
+        reads: reads.to_vec(),
+        writes: writes.to_vec(),
+        unguarded: true,
+        written_late: false,
+    };
+    let uses = [
+        unguarded(&[], &[0]),
+        unguarded(&[0], &[]),
+        unguarded(&[], &[1]),
+        unguarded(&[1], &[]),
+    ];
+    assert_eq!(share_slots(&cfg, &uses, 2, &[], &[]), (vec![0, 0], 1));
+    assert_eq!(
+        share_slots(&cfg, &uses, 2, &[], &[false, false]),
+        (vec![0, 0], 1)
+    );
+    // Register 1 wide: it opens a slot of its own.
+    assert_eq!(
+        share_slots(&cfg, &uses, 2, &[], &[false, true]),
+        (vec![0, 1], 2)
+    );
 }

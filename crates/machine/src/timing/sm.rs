@@ -266,6 +266,16 @@ impl Costs {
         program: &crate::program::Program,
         timings: &[InstructionTiming],
     ) -> IssueRecords {
+        // A register no instruction writes (a literal, a special register,
+        // one only ever read) is ready from the warp's start: the
+        // scoreboard never waits for it, so it is not checked.
+        let mut ever_written =
+            vec![false; (program.scoreboard_value_regs + program.pred_regs) as usize];
+        for timing in timings {
+            for &register in timing.operands.writes() {
+                ever_written[register as usize] = true;
+            }
+        }
         let mut registers = Vec::new();
         let records = timings
             .iter()
@@ -273,13 +283,18 @@ impl Costs {
             .map(|(timing, instruction)| {
                 let first = registers.len() as u32;
                 let (reads, writes) = (timing.operands.reads(), timing.operands.writes());
-                registers.extend_from_slice(reads);
+                registers.extend(
+                    reads
+                        .iter()
+                        .copied()
+                        .filter(|&register| ever_written[register as usize]),
+                );
                 registers.extend_from_slice(writes);
                 IssueRecord {
                     pipe: timing.pipe,
                     cost: self.of(timing.pipe),
                     first,
-                    checked: (reads.len() + writes.len()) as u8,
+                    checked: (registers.len() as u32 - first) as u8,
                     written: writes.len() as u8,
                     // Only barriers and exits open barriers (an exit lowers
                     // the count of threads a barrier waits for).
