@@ -421,7 +421,8 @@ impl<'a> BlockRunner<'a> {
 
     /// Issues the instruction at `pc` of path `path_index` of warp
     /// `warp_index` (as [`BlockRunner::peek`] chose them) at SM cycle
-    /// `clock`: counts it and runs its lanes.
+    /// `clock`: runs its lanes. Returns the lanes it ran (for the caller
+    /// to count, a faulting instruction included) and the outcome.
     #[inline(always)]
     pub(crate) fn issue<const HARDWARE_FMA: bool>(
         &mut self,
@@ -429,7 +430,7 @@ impl<'a> BlockRunner<'a> {
         path_index: usize,
         pc: u32,
         clock: u64,
-    ) -> Result<(), Box<ExecError>> {
+    ) -> (u32, Result<(), Box<ExecError>>) {
         let env = self.env;
         let program = env.program;
         let limit = env.config.limits.max_warp_instructions_per_block;
@@ -440,23 +441,23 @@ impl<'a> BlockRunner<'a> {
         if let Some(guard) = instruction.guard {
             active &= warp.pred_bits(guard.pred, guard.negated);
         }
-        let counters = &mut state.stats.per_instruction[pc as usize];
-        counters.executed += 1;
-        counters.threads += u64::from(active.count_ones());
         state.instructions += 1;
         state.clock = clock;
         if state.instructions > limit {
-            return Err(Box::new(
-                self.hang_error(FaultKind::InstructionLimit { limit }),
-            ));
+            return (
+                active,
+                Err(Box::new(
+                    self.hang_error(FaultKind::InstructionLimit { limit }),
+                )),
+            );
         }
         if let Some(weak) = env.weak_memory {
             crate::weak_memory::perform_before(weak, env, warp, state, instruction);
         }
         if let Err(fault) = execute::<HARDWARE_FMA>(env, warp, state, path_index, pc, active) {
-            return Err(self.fault_error(*fault, pc, warp_index));
+            return (active, Err(self.fault_error(*fault, pc, warp_index)));
         }
-        Ok(())
+        (active, Ok(()))
     }
 
     /// A number that changes whenever one of the block's barriers opens.

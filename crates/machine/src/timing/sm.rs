@@ -123,6 +123,10 @@ pub(crate) struct IssueRecord {
     may_open_barrier: bool,
     /// A `cp.async` or mbarrier instruction, timed by `async_copy_timing`.
     asynchronous: bool,
+    /// Whether running it counts into the SM's counters or asks its bank
+    /// arbiter (`BlockRunner::swap_stats`, `swap_arbiter`): all but the
+    /// instructions that only compute on registers.
+    lends_counters: bool,
 }
 
 /// The issue records of a program, by program counter, and the registers
@@ -306,6 +310,28 @@ impl Costs {
                             | Kind::CpAsyncCommitGroup
                             | Kind::CpAsyncWait { .. }
                             | Kind::Mbarrier { .. }
+                    ),
+                    lends_counters: !matches!(
+                        instruction.kind,
+                        Kind::IntBinary { .. }
+                            | Kind::FloatBinary { .. }
+                            | Kind::IntUnary { .. }
+                            | Kind::FloatUnary { .. }
+                            | Kind::IntMulAdd { .. }
+                            | Kind::Fma { .. }
+                            | Kind::Setp { .. }
+                            | Kind::Set { .. }
+                            | Kind::Selp { .. }
+                            | Kind::PredBinary { .. }
+                            | Kind::Cvt { .. }
+                            | Kind::Branch { .. }
+                            | Kind::Lop3 { .. }
+                            | Kind::FunnelShift { .. }
+                            | Kind::BitFieldExtract { .. }
+                            | Kind::BitFieldInsert { .. }
+                            | Kind::Permute { .. }
+                            | Kind::Mul24 { .. }
+                            | Kind::MulAdd24 { .. }
                     ),
                 }
             })
@@ -992,14 +1018,24 @@ impl<'a> Sm<'a> {
             block.barrier_counted = block.barrier_counted.max(cycle)
                 + u64::from(shared.costs.config.barrier_latency_per_warp);
         }
-        block.runner.swap_stats(stats);
-        block.runner.swap_arbiter(&mut self.arbiter);
-        let result = block
+        // The SM's counters and bank arbiter are lent to the block for the
+        // instructions that use them.
+        let lend = record.lends_counters;
+        if lend {
+            block.runner.swap_stats(stats);
+            block.runner.swap_arbiter(&mut self.arbiter);
+        }
+        let (active, result) = block
             .runner
             .issue::<HARDWARE_FMA>(warp_index, path, pc, cycle);
-        block.runner.swap_arbiter(&mut self.arbiter);
-        block.runner.swap_stats(stats);
+        if lend {
+            block.runner.swap_arbiter(&mut self.arbiter);
+            block.runner.swap_stats(stats);
+        }
         self.issued += 1;
+        let counters = &mut stats.per_instruction[pc as usize];
+        counters.executed += 1;
+        counters.threads += u64::from(active.count_ones());
         if let Err(error) = result {
             self.depart(shared, slot, cycle, Some(error));
             return Attempt::Left;
