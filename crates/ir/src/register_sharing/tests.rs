@@ -200,11 +200,10 @@ fn past_the_matrix_limit_every_register_keeps_its_own_slot() {
         .all(|(index, &slot)| slot as usize == index));
 }
 
-#[test]
-fn a_register_written_late_shares_with_nothing() {
-    // Straight code of four instructions (what they are does not
-    // matter: the uses below say what they read and write). Register 0 is
-    // written and never read; 1 and 2 are each written and read next.
+/// The control-flow graph of straight code of four instructions (what
+/// they are does not matter: the tests' uses say what they read and
+/// write).
+fn four_straight_instructions() -> Cfg {
     let module = parse_module(
         "sharing.kir",
         ".kernel k()
@@ -217,13 +216,24 @@ fn a_register_written_late_shares_with_nothing() {
 }",
     )
     .expect("parses");
-    let cfg = Cfg::build(&module.kernels[0]);
-    let unguarded = |reads: &[u32], writes: &[u32]| RegisterUse {
+    Cfg::build(&module.kernels[0])
+}
+
+/// An unguarded instruction's use of registers.
+fn unguarded(reads: &[u32], writes: &[u32]) -> RegisterUse {
+    RegisterUse {
         reads: reads.to_vec(),
         writes: writes.to_vec(),
         unguarded: true,
         written_late: false,
-    };
+    }
+}
+
+#[test]
+fn a_register_written_late_shares_with_nothing() {
+    // Register 0 is written and never read; 1 and 2 are each written and
+    // read next.
+    let cfg = four_straight_instructions();
     let mut uses = vec![
         unguarded(&[], &[0]),
         unguarded(&[], &[1]),
@@ -240,25 +250,7 @@ fn registers_of_different_widths_never_share_a_slot() {
     // Two registers, each written and then read by the next instruction:
     // never live at once, so they share one slot when they are of one
     // width.
-    let module = parse_module(
-        "sharing.kir",
-        ".kernel k()
-{
-    .reg .u32 %a;
-    mov.u32 %a, 1;
-    mov.u32 %a, 1;
-    mov.u32 %a, 1;
-    exit;
-}",
-    )
-    .expect("parses");
-    let cfg = Cfg::build(&module.kernels[0]);
-    let unguarded = |reads: &[u32], writes: &[u32]| RegisterUse {
-        reads: reads.to_vec(),
-        writes: writes.to_vec(),
-        unguarded: true,
-        written_late: false,
-    };
+    let cfg = four_straight_instructions();
     let uses = [
         unguarded(&[], &[0]),
         unguarded(&[0], &[]),
