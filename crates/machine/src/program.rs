@@ -1096,6 +1096,11 @@ impl Program {
         for &(reg, init) in &scoreboard.warp_inits {
             uniform[reg as usize] = init.is_warp_uniform();
         }
+        debug_assert!(
+            uses.iter()
+                .all(|used| used.writes.iter().all(|&r| !uniform[r as usize])),
+            "an instruction writes a warp-uniform register"
+        );
         let lane_uses: Vec<RegisterUse> = uses
             .into_iter()
             .map(|used| RegisterUse {

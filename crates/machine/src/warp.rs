@@ -173,6 +173,7 @@ impl RegisterFile {
     /// warp-uniform register.
     #[inline(always)]
     pub fn set(&mut self, reg: u32, lane: usize, value: u64) {
+        debug_assert!(reg < self.registers, "a warp-uniform register is written");
         self.planes[reg as usize * WARP_SIZE + lane] = value as u32;
         if let Some(high) = self.high_plane(reg) {
             self.planes[high + lane] = (value >> 32) as u32;
@@ -250,6 +251,7 @@ impl RegisterFile {
     /// the others.
     #[inline(always)]
     pub fn write(&mut self, reg: u32, lanes: u32, values: &[u64; WARP_SIZE]) {
+        debug_assert!(reg < self.registers, "a warp-uniform register is written");
         let start = reg as usize * WARP_SIZE;
         let high = self.high_plane(reg);
         if lanes == u32::MAX {
