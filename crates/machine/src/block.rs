@@ -118,6 +118,19 @@ impl Default for PathStreak {
     }
 }
 
+impl PathStreak {
+    /// Path `path` is chosen (again): the streak's length after it.
+    #[inline(always)]
+    fn choose(&mut self, path: usize) -> u32 {
+        if self.path == path {
+            self.length += 1;
+        } else {
+            *self = PathStreak { path, length: 0 };
+        }
+        self.length
+    }
+}
+
 /// Runs blocks one after another, reusing its allocations; one per host
 /// thread, or one per resident block when blocks run side by side.
 ///
@@ -355,11 +368,7 @@ impl<'a> BlockRunner<'a> {
         let warp = &self.warps[warp_index];
         if let [path] = warp.paths.as_slice() {
             if path.wait == PathWait::Ready && path.mask != 0 && path.pc != path.reconverge {
-                if streak.path == 0 {
-                    streak.length += 1;
-                } else {
-                    *streak = PathStreak { path: 0, length: 0 };
-                }
+                streak.choose(0);
                 return Peek::Ready {
                     path: 0,
                     pc: path.pc,
@@ -399,18 +408,10 @@ impl<'a> BlockRunner<'a> {
                     }
                 }
             }
-            if streak.path == path_index {
-                streak.length += 1;
-                if streak.length >= PATH_QUANTUM && warp.paths.len() > 1 && !per_warp {
-                    warp.yield_path(path_index);
-                    *streak = PathStreak::default();
-                    continue;
-                }
-            } else {
-                *streak = PathStreak {
-                    path: path_index,
-                    length: 0,
-                };
+            if streak.choose(path_index) >= PATH_QUANTUM && warp.paths.len() > 1 && !per_warp {
+                warp.yield_path(path_index);
+                *streak = PathStreak::default();
+                continue;
             }
             return Peek::Ready {
                 path: path_index,

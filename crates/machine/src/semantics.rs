@@ -213,6 +213,37 @@ pub(crate) fn uniform_value(values: &RegisterFile, reg: u32, active: u32) -> Res
     }
 }
 
+/// Whether [`execute`] of an instruction of `kind` reads and writes the
+/// warp's registers and paths alone: no memory, no counters
+/// (`BlockState::stats`), no bank arbiter. The SM lends its counters and
+/// arbiter to a block only for the other instructions (`timing/sm.rs`),
+/// so an instruction wrongly listed here would find none. The common
+/// arithmetic and control instructions; the rest count as using them.
+pub(crate) fn computes_on_registers_only(kind: &Kind) -> bool {
+    matches!(
+        kind,
+        Kind::IntBinary { .. }
+            | Kind::FloatBinary { .. }
+            | Kind::IntUnary { .. }
+            | Kind::FloatUnary { .. }
+            | Kind::IntMulAdd { .. }
+            | Kind::Fma { .. }
+            | Kind::Setp { .. }
+            | Kind::Set { .. }
+            | Kind::Selp { .. }
+            | Kind::PredBinary { .. }
+            | Kind::Cvt { .. }
+            | Kind::Branch { .. }
+            | Kind::Lop3 { .. }
+            | Kind::FunnelShift { .. }
+            | Kind::BitFieldExtract { .. }
+            | Kind::BitFieldInsert { .. }
+            | Kind::Permute { .. }
+            | Kind::Mul24 { .. }
+            | Kind::MulAdd24 { .. }
+    )
+}
+
 /// Executes the instruction at `pc` for the active lanes of path `path_index`.
 /// `HARDWARE_FMA`: the caller is compiled with the FMA instruction set.
 #[inline(always)]

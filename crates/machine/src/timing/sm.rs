@@ -123,9 +123,9 @@ pub(crate) struct IssueRecord {
     may_open_barrier: bool,
     /// A `cp.async` or mbarrier instruction, timed by `async_copy_timing`.
     asynchronous: bool,
-    /// Whether running it counts into the SM's counters or asks its bank
-    /// arbiter (`BlockRunner::swap_stats`, `swap_arbiter`): all but the
-    /// instructions that only compute on registers.
+    /// Whether running it may count into the SM's counters or ask its
+    /// bank arbiter (`BlockRunner::swap_stats`, `swap_arbiter`): all but
+    /// the instructions that only compute on registers.
     lends_counters: bool,
 }
 
@@ -311,27 +311,8 @@ impl Costs {
                             | Kind::CpAsyncWait { .. }
                             | Kind::Mbarrier { .. }
                     ),
-                    lends_counters: !matches!(
-                        instruction.kind,
-                        Kind::IntBinary { .. }
-                            | Kind::FloatBinary { .. }
-                            | Kind::IntUnary { .. }
-                            | Kind::FloatUnary { .. }
-                            | Kind::IntMulAdd { .. }
-                            | Kind::Fma { .. }
-                            | Kind::Setp { .. }
-                            | Kind::Set { .. }
-                            | Kind::Selp { .. }
-                            | Kind::PredBinary { .. }
-                            | Kind::Cvt { .. }
-                            | Kind::Branch { .. }
-                            | Kind::Lop3 { .. }
-                            | Kind::FunnelShift { .. }
-                            | Kind::BitFieldExtract { .. }
-                            | Kind::BitFieldInsert { .. }
-                            | Kind::Permute { .. }
-                            | Kind::Mul24 { .. }
-                            | Kind::MulAdd24 { .. }
+                    lends_counters: !crate::semantics::computes_on_registers_only(
+                        &instruction.kind,
                     ),
                 }
             })
