@@ -191,14 +191,18 @@ const LINES_PER_GROUP: u64 = 32;
 
 /// The set of `line` in a cache of `sets` sets. A multiplicative hash of
 /// the line's group of [`LINES_PER_GROUP`] spreads strided lines over the
-/// sets, as the hardware's address hashing does; within a group the lines
-/// take consecutive sets, so that a kernel touching a few megabytes of a
-/// 50 MiB L2 touches the host pages of those sets' tags only, not nearly
-/// every page of them (first touches are zeroed by the host's kernel, a
-/// visible part of a short launch's time).
+/// sets, as the hardware's address hashing does: it picks the group of
+/// sets the lines go to, and the order they take those sets in (so that
+/// lines a multiple of 4 KiB apart do not all take a group's first set).
+/// The lines of a group stay in one group of sets, so that a kernel
+/// touching a few megabytes of a 50 MiB L2 touches the host pages of those
+/// sets' tags only, not nearly every page of them (first touches are
+/// zeroed by the host's kernel, a visible part of a short launch's time).
 fn set_index(line: u64, sets: usize) -> usize {
-    let group = (line / LINES_PER_GROUP).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 20;
-    ((group * LINES_PER_GROUP + line % LINES_PER_GROUP) % sets as u64) as usize
+    let hash = (line / LINES_PER_GROUP).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    let first_set = (hash >> 20) * LINES_PER_GROUP;
+    let offset = (line % LINES_PER_GROUP) ^ (hash >> (64 - LINES_PER_GROUP.trailing_zeros()));
+    ((first_set + offset) % sets as u64) as usize
 }
 
 /// Makes `sector` present in one set (its ways' `tags`, most recently used
@@ -268,6 +272,28 @@ mod tests {
             }
             assert!(hits < sectors / 2, "pass {pass}: {hits} hits of {sectors}");
         }
+    }
+
+    #[test]
+    fn a_group_of_lines_takes_one_group_of_sets_and_strided_lines_spread() {
+        // The L2 of an H100: 50 MiB of 16-way sets.
+        let sets = (50 << 20) / 128 / 16;
+        let group = 5 * LINES_PER_GROUP;
+        let taken: std::collections::BTreeSet<usize> = (group..group + LINES_PER_GROUP)
+            .map(|line| set_index(line, sets))
+            .collect();
+        assert_eq!(taken.len(), LINES_PER_GROUP as usize);
+        let first = *taken.first().unwrap();
+        assert_eq!(first % LINES_PER_GROUP as usize, 0);
+        assert_eq!(*taken.last().unwrap(), first + LINES_PER_GROUP as usize - 1);
+        // Lines a power-of-two stride apart (a column of a 4096-float
+        // matrix: 16 KiB) share a set at most in twos, as random sets would.
+        let stride = 16 * 1024 / 128;
+        let mut per_set = std::collections::HashMap::new();
+        for row in 0..256 {
+            *per_set.entry(set_index(row * stride, sets)).or_insert(0) += 1;
+        }
+        assert!(per_set.values().all(|&lines| lines <= 2), "{per_set:?}");
     }
 
     #[test]
