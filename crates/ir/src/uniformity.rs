@@ -894,7 +894,25 @@ impl<'a> Analysis<'a> {
     /// thread of the block to reach it; Volta and later GPUs complete it by
     /// the exits.
     fn barriers_skipped_by_exit(&self, known: &[DivergentBarrier]) -> Vec<DivergentBarrier> {
+        // The divergent branches some of whose threads leave the kernel at
+        // once (no work first, which would make it an early return that
+        // does its work and goes): the same for every barrier, so found
+        // once, not once per barrier (a kernel of a thousand barriers and
+        // as many branches took time quadratic in its size).
+        let exiting: Vec<usize> = (0..self.cfg.blocks.len())
+            .filter(|&branch| {
+                self.divergent_terminator[branch]
+                    && self.reachable[branch]
+                    && self.cfg.blocks[branch]
+                        .successors
+                        .iter()
+                        .any(|&successor| self.cfg.exits_at_once(self.kernel, successor))
+            })
+            .collect();
         let mut found = Vec::new();
+        if exiting.is_empty() {
+            return found;
+        }
         for (index, instr) in self.kernel.instrs.iter().enumerate() {
             let is_block_barrier = matches!(instr.op, Op::Barrier { count: None, .. });
             let block = self.cfg.block_of[index];
@@ -909,19 +927,9 @@ impl<'a> Analysis<'a> {
                 let position = self.terminator(*branch).index();
                 (position > index, position.abs_diff(index))
             };
-            let branch = (0..self.cfg.blocks.len()).filter(|&branch| {
-                if !self.divergent_terminator[branch] || !self.reachable[branch] {
-                    return false;
-                }
-                // Some threads leave the kernel at once: no work first, which
-                // would make it an early return that does its work and goes.
+            let branch = exiting.iter().copied().filter(|&branch| {
                 let kept = &self.dependence.pruned[branch];
-                let skips_to_exit = self.cfg.blocks[branch]
-                    .successors
-                    .iter()
-                    .any(|&successor| self.cfg.exits_at_once(self.kernel, successor));
-                skips_to_exit
-                    && kept.iter().any(|&successor| self.reaches(successor, block))
+                kept.iter().any(|&successor| self.reaches(successor, block))
                     && self.nothing_after(index, branch)
             });
             let branch = branch.min_by_key(distance);
