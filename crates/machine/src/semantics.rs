@@ -244,10 +244,72 @@ pub(crate) fn computes_on_registers_only(kind: &Kind) -> bool {
     )
 }
 
+/// Executes the instruction at `pc` for the active lanes of path
+/// `path_index`, compiled apart from its caller: for hosts with AVX2 and
+/// FMA when `HARDWARE_FMA` (the issue loop compiled for them calls it
+/// so), else for any host.
+///
+/// The instructions' lane loops are most of the machine's code. Inlined
+/// into the SMs' issue loop they made one function of about a megabyte,
+/// twice (with and without the instruction sets), which took LLVM most of
+/// half an hour to optimise on two cores and gave the loop a stack frame of
+/// five kilobytes to spill its state into. A call per issued instruction
+/// costs a few host instructions of the several hundred an issue takes.
+#[inline(always)]
+pub(crate) fn execute_compiled<const HARDWARE_FMA: bool>(
+    env: &LaunchEnv,
+    warp: &mut Warp,
+    state: &mut BlockState,
+    path_index: usize,
+    pc: u32,
+    active: u32,
+) -> Result<(), Fault> {
+    #[cfg(target_arch = "x86_64")]
+    if HARDWARE_FMA {
+        // SAFETY: the issue loop is instantiated with `HARDWARE_FMA` only
+        // when the running CPU reports AVX2, FMA, POPCNT, LZCNT, BMI1 and
+        // BMI2 (`timing/gpu.rs`), the one requirement of a
+        // `target_feature` function.
+        return unsafe { execute_avx2_fma(env, warp, state, path_index, pc, active) };
+    }
+    execute_portable(env, warp, state, path_index, pc, active)
+}
+
+/// [`execute`] for any host.
+#[inline(never)]
+fn execute_portable(
+    env: &LaunchEnv,
+    warp: &mut Warp,
+    state: &mut BlockState,
+    path_index: usize,
+    pc: u32,
+    active: u32,
+) -> Result<(), Fault> {
+    execute::<false>(env, warp, state, path_index, pc, active)
+}
+
+/// [`execute`] for hosts with AVX2 and FMA (and the bit instructions every
+/// such CPU has): the lane loops vectorise far better, hardware FMA gives
+/// `fma.rn.f32` its single rounding directly, and counting a mask's lanes
+/// is one instruction.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma,popcnt,lzcnt,bmi1,bmi2")]
+#[inline(never)]
+unsafe fn execute_avx2_fma(
+    env: &LaunchEnv,
+    warp: &mut Warp,
+    state: &mut BlockState,
+    path_index: usize,
+    pc: u32,
+    active: u32,
+) -> Result<(), Fault> {
+    execute::<true>(env, warp, state, path_index, pc, active)
+}
+
 /// Executes the instruction at `pc` for the active lanes of path `path_index`.
 /// `HARDWARE_FMA`: the caller is compiled with the FMA instruction set.
 #[inline(always)]
-pub(crate) fn execute<const HARDWARE_FMA: bool>(
+fn execute<const HARDWARE_FMA: bool>(
     env: &LaunchEnv,
     warp: &mut Warp,
     state: &mut BlockState,
@@ -395,165 +457,6 @@ pub(crate) fn execute<const HARDWARE_FMA: bool>(
                 })
             }
         },
-        Kind::CvtHalf {
-            to_half,
-            other,
-            rounding,
-            saturate,
-            dst,
-            src,
-        } => {
-            let single = NumberType::Float(FloatType::F32);
-            if to_half {
-                map1(values, dst, src, active, |x| {
-                    u64::from(arith::f32_to_f16(f32_of(x)))
-                });
-            } else {
-                map1(values, dst, src, active, |x| {
-                    let value = f32_bits(arith::f16_to_f32(x as u16));
-                    arith::convert(value, single, other, rounding, saturate)
-                });
-            }
-        }
-        Kind::HalfBinary {
-            op,
-            packed,
-            dst,
-            a,
-            b,
-        } => half_binary(values, op, packed, dst, a, b, active),
-        Kind::HalfUnary { op, packed, dst, a } => half_unary(values, op, packed, dst, a, active),
-        Kind::HalfFma {
-            packed: false,
-            relu: false,
-            dst,
-            a,
-            b,
-            c,
-        } => map3(values, dst, a, b, c, active, arith::f16_fma),
-        Kind::HalfFma {
-            packed: true,
-            relu: false,
-            dst,
-            a,
-            b,
-            c,
-        } => map3(values, dst, a, b, c, active, |x, y, z| {
-            arith::f16x2_ternary(x, y, z, arith::f16_fma)
-        }),
-        Kind::HalfFma {
-            packed,
-            relu: true,
-            dst,
-            a,
-            b,
-            c,
-        } => half_fma_relu(values, packed, dst, a, b, c, active),
-        Kind::Bf16Binary {
-            op,
-            packed,
-            dst,
-            a,
-            b,
-        } => bf16_binary(values, op, packed, dst, a, b, active),
-        Kind::Bf16Unary { op, packed, dst, a } => bf16_unary(values, op, packed, dst, a, active),
-        Kind::Bf16Fma {
-            packed,
-            relu,
-            dst,
-            a,
-            b,
-            c,
-        } => bf16_fma(values, packed, relu, dst, a, b, c, active),
-        Kind::Bf16Setp {
-            cmp,
-            dst,
-            dst_not,
-            a,
-            b,
-            combine,
-        } => {
-            let a = values.read(a);
-            let b = values.read(b);
-            let result = lane_mask(|lane| arith::bf16_compare(cmp, a[lane], b[lane]));
-            set_preds(warp, active, result, dst, dst_not, combine);
-        }
-        Kind::HalfSet {
-            cmp,
-            format,
-            packed,
-            dst,
-            a,
-            b,
-            combine,
-        } => half_set(warp, cmp, format, packed, dst, a, b, combine, active),
-        Kind::CvtToBf16 {
-            from,
-            rounding,
-            saturate,
-            dst,
-            src,
-        } => convert_to_bf16(values, from, rounding, saturate, dst, src, active),
-        Kind::CvtFromBf16 {
-            to,
-            rounding,
-            saturate,
-            dst,
-            src,
-        } => convert_from_bf16(values, to, rounding, saturate, dst, src, active),
-        Kind::CvtPair {
-            format,
-            rounding,
-            dst,
-            a,
-            b,
-        } => convert_pair(values, format, rounding, dst, a, b, active),
-        Kind::HalfSetp {
-            cmp,
-            dst,
-            dst_not,
-            a,
-            b,
-            combine,
-        } => {
-            let a = values.read(a);
-            let b = values.read(b);
-            let result = lane_mask(|lane| arith::f16_compare(cmp, a[lane], b[lane]));
-            set_preds(warp, active, result, dst, dst_not, combine);
-        }
-        Kind::SatS32 { op, dst, a, b, c } => match op {
-            SatOp::Add => map2(values, dst, a, b, active, arith::s32_add_sat),
-            SatOp::Sub => map2(values, dst, a, b, active, arith::s32_sub_sat),
-            SatOp::Mul | SatOp::MulAdd => map3(values, dst, a, b, c, active, arith::s32_mad_hi_sat),
-        },
-        Kind::SatF32 { op, dst, a, b, c } => match op {
-            SatOp::Add => map2(values, dst, a, b, active, |x, y| {
-                arith::f32_saturate(f32_of(x) + f32_of(y))
-            }),
-            SatOp::Sub => map2(values, dst, a, b, active, |x, y| {
-                arith::f32_saturate(f32_of(x) - f32_of(y))
-            }),
-            SatOp::Mul => map2(values, dst, a, b, active, |x, y| {
-                arith::f32_saturate(f32_of(x) * f32_of(y))
-            }),
-            SatOp::MulAdd => map3(values, dst, a, b, c, active, |x, y, z| {
-                arith::f32_saturate(arith::fma_f32(f32_of(x), f32_of(y), f32_of(z)))
-            }),
-        },
-        Kind::FmaDirected {
-            rounding,
-            dst,
-            a,
-            b,
-            c,
-        } => map3(values, dst, a, b, c, active, |x, y, z| {
-            arith::f32_result(arith::fma_f32_directed(
-                f32_of(x),
-                f32_of(y),
-                f32_of(z),
-                rounding,
-            ))
-        }),
         Kind::Fma { ty, dst, a, b, c } => match ty {
             // With the FMA instruction set, `mul_add` is one correctly rounded instruction.
             FloatType::F32 if HARDWARE_FMA => map3(values, dst, a, b, c, active, |x, y, z| {
@@ -795,6 +698,333 @@ pub(crate) fn execute<const HARDWARE_FMA: bool>(
             );
             return Ok(());
         }
+        Kind::MulAdd24 {
+            hi,
+            signed,
+            saturate,
+            dst,
+            a,
+            b,
+            c,
+        } => map3(values, dst, a, b, c, active, |x, y, z| {
+            scalar_ops::mad24(x, y, z, hi, signed, saturate)
+        }),
+        Kind::Mul24 {
+            hi,
+            signed,
+            dst,
+            a,
+            b,
+        } => map2(values, dst, a, b, active, |x, y| {
+            arith::mul24(x, y, hi, signed)
+        }),
+        Kind::Fence { kind, scope } => {
+            order_lanes(env, state, warp, active, OrderingPoint::Fence(kind, scope))
+        }
+        Kind::BitFieldExtract {
+            ty,
+            dst,
+            a,
+            position,
+            length,
+        } => map3(values, dst, a, position, length, active, |x, p, l| {
+            arith::bit_field_extract(x, p, l, ty)
+        }),
+        Kind::BitFieldInsert {
+            bits,
+            dst,
+            field,
+            base,
+            position,
+            length,
+        } => {
+            // Four inputs: read them all before writing, as `dst` may be one.
+            let (field, base, position, length) = (
+                values.read(field),
+                values.read(base),
+                values.read(position),
+                values.read(length),
+            );
+            let out = map_active(active, |lane| {
+                arith::bit_field_insert(field[lane], base[lane], position[lane], length[lane], bits)
+            });
+            values.write(dst, active, &out);
+        }
+        Kind::Permute {
+            dst,
+            a,
+            b,
+            selector,
+        } => map3(values, dst, a, b, selector, active, arith::permute),
+        Kind::ActiveMask { dst } => {
+            // The lanes of the path executing it, whatever the guard said.
+            warp.values
+                .fill(dst, active, u64::from(warp.paths[path_index].mask));
+        }
+        Kind::FunnelShift {
+            left,
+            clamp,
+            dst,
+            a,
+            b,
+            c,
+        } => map3(values, dst, a, b, c, active, |x, y, z| {
+            arith::funnel_shift(x, y, z, left, clamp)
+        }),
+        Kind::Lop3 { lut, dst, a, b, c } => map3(values, dst, a, b, c, active, |x, y, z| {
+            arith::lop3(x, y, z, lut)
+        }),
+        Kind::Cvta {
+            window,
+            to_generic,
+            bits,
+            dst,
+            src,
+        } => {
+            let mask = width_mask(bits);
+            if to_generic {
+                map1(values, dst, src, active, |x| x.wrapping_add(window) & mask);
+            } else {
+                map1(values, dst, src, active, |x| x.wrapping_sub(window) & mask);
+            }
+        }
+        Kind::Branch { target, reconverge } => {
+            branch(warp, path_index, active, target, reconverge);
+            return Ok(());
+        }
+        // Exits leave the paths where they are (only masks and waits change).
+        Kind::Exit => exit_lanes(env.program, warp, state, active),
+        // The rest, compiled apart (`execute_other`).
+        _ => {
+            return execute_other_compiled::<HARDWARE_FMA>(env, warp, state, path_index, pc, active)
+        }
+    }
+    warp.paths[path_index].pc = pc + 1;
+    Ok(())
+}
+
+/// [`execute`] of the instructions it does not handle itself, compiled
+/// apart for the host as [`execute_compiled`] is: the 16-bit and 8-bit
+/// floats, tensor cores, asynchronous copies, `printf` and the rest that
+/// real kernels run seldom. Their lane loops and operand arrays kept
+/// `execute`'s stack frame at twenty kilobytes, which every instruction
+/// paid for on entry (a page probe per four kilobytes and the cache lines
+/// of a frame that size); apart, the common instructions' frame is small.
+#[inline(always)]
+fn execute_other_compiled<const HARDWARE_FMA: bool>(
+    env: &LaunchEnv,
+    warp: &mut Warp,
+    state: &mut BlockState,
+    path_index: usize,
+    pc: u32,
+    active: u32,
+) -> Result<(), Fault> {
+    #[cfg(target_arch = "x86_64")]
+    if HARDWARE_FMA {
+        // SAFETY: as in `execute_compiled`: `HARDWARE_FMA` only when the
+        // running CPU has these instruction sets.
+        return unsafe { execute_other_avx2_fma(env, warp, state, path_index, pc, active) };
+    }
+    execute_other_portable(env, warp, state, path_index, pc, active)
+}
+
+#[inline(never)]
+fn execute_other_portable(
+    env: &LaunchEnv,
+    warp: &mut Warp,
+    state: &mut BlockState,
+    path_index: usize,
+    pc: u32,
+    active: u32,
+) -> Result<(), Fault> {
+    execute_other::<false>(env, warp, state, path_index, pc, active)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma,popcnt,lzcnt,bmi1,bmi2")]
+#[inline(never)]
+unsafe fn execute_other_avx2_fma(
+    env: &LaunchEnv,
+    warp: &mut Warp,
+    state: &mut BlockState,
+    path_index: usize,
+    pc: u32,
+    active: u32,
+) -> Result<(), Fault> {
+    execute_other::<true>(env, warp, state, path_index, pc, active)
+}
+
+#[inline(always)]
+fn execute_other<const HARDWARE_FMA: bool>(
+    env: &LaunchEnv,
+    warp: &mut Warp,
+    state: &mut BlockState,
+    path_index: usize,
+    pc: u32,
+    active: u32,
+) -> Result<(), Fault> {
+    let instruction = &env.program.code[pc as usize];
+    let values = &mut warp.values;
+    match instruction.kind {
+        Kind::CvtHalf {
+            to_half,
+            other,
+            rounding,
+            saturate,
+            dst,
+            src,
+        } => {
+            let single = NumberType::Float(FloatType::F32);
+            if to_half {
+                map1(values, dst, src, active, |x| {
+                    u64::from(arith::f32_to_f16(f32_of(x)))
+                });
+            } else {
+                map1(values, dst, src, active, |x| {
+                    let value = f32_bits(arith::f16_to_f32(x as u16));
+                    arith::convert(value, single, other, rounding, saturate)
+                });
+            }
+        }
+        Kind::HalfBinary {
+            op,
+            packed,
+            dst,
+            a,
+            b,
+        } => half_binary(values, op, packed, dst, a, b, active),
+        Kind::HalfUnary { op, packed, dst, a } => half_unary(values, op, packed, dst, a, active),
+        Kind::HalfFma {
+            packed: false,
+            relu: false,
+            dst,
+            a,
+            b,
+            c,
+        } => map3(values, dst, a, b, c, active, arith::f16_fma),
+        Kind::HalfFma {
+            packed: true,
+            relu: false,
+            dst,
+            a,
+            b,
+            c,
+        } => map3(values, dst, a, b, c, active, |x, y, z| {
+            arith::f16x2_ternary(x, y, z, arith::f16_fma)
+        }),
+        Kind::HalfFma {
+            packed,
+            relu: true,
+            dst,
+            a,
+            b,
+            c,
+        } => half_fma_relu(values, packed, dst, a, b, c, active),
+        Kind::Bf16Binary {
+            op,
+            packed,
+            dst,
+            a,
+            b,
+        } => bf16_binary(values, op, packed, dst, a, b, active),
+        Kind::Bf16Unary { op, packed, dst, a } => bf16_unary(values, op, packed, dst, a, active),
+        Kind::Bf16Fma {
+            packed,
+            relu,
+            dst,
+            a,
+            b,
+            c,
+        } => bf16_fma(values, packed, relu, dst, a, b, c, active),
+        Kind::Bf16Setp {
+            cmp,
+            dst,
+            dst_not,
+            a,
+            b,
+            combine,
+        } => {
+            let a = values.read(a);
+            let b = values.read(b);
+            let result = lane_mask(|lane| arith::bf16_compare(cmp, a[lane], b[lane]));
+            set_preds(warp, active, result, dst, dst_not, combine);
+        }
+        Kind::HalfSet {
+            cmp,
+            format,
+            packed,
+            dst,
+            a,
+            b,
+            combine,
+        } => half_set(warp, cmp, format, packed, dst, a, b, combine, active),
+        Kind::CvtToBf16 {
+            from,
+            rounding,
+            saturate,
+            dst,
+            src,
+        } => convert_to_bf16(values, from, rounding, saturate, dst, src, active),
+        Kind::CvtFromBf16 {
+            to,
+            rounding,
+            saturate,
+            dst,
+            src,
+        } => convert_from_bf16(values, to, rounding, saturate, dst, src, active),
+        Kind::CvtPair {
+            format,
+            rounding,
+            dst,
+            a,
+            b,
+        } => convert_pair(values, format, rounding, dst, a, b, active),
+        Kind::HalfSetp {
+            cmp,
+            dst,
+            dst_not,
+            a,
+            b,
+            combine,
+        } => {
+            let a = values.read(a);
+            let b = values.read(b);
+            let result = lane_mask(|lane| arith::f16_compare(cmp, a[lane], b[lane]));
+            set_preds(warp, active, result, dst, dst_not, combine);
+        }
+        Kind::SatS32 { op, dst, a, b, c } => match op {
+            SatOp::Add => map2(values, dst, a, b, active, arith::s32_add_sat),
+            SatOp::Sub => map2(values, dst, a, b, active, arith::s32_sub_sat),
+            SatOp::Mul | SatOp::MulAdd => map3(values, dst, a, b, c, active, arith::s32_mad_hi_sat),
+        },
+        Kind::SatF32 { op, dst, a, b, c } => match op {
+            SatOp::Add => map2(values, dst, a, b, active, |x, y| {
+                arith::f32_saturate(f32_of(x) + f32_of(y))
+            }),
+            SatOp::Sub => map2(values, dst, a, b, active, |x, y| {
+                arith::f32_saturate(f32_of(x) - f32_of(y))
+            }),
+            SatOp::Mul => map2(values, dst, a, b, active, |x, y| {
+                arith::f32_saturate(f32_of(x) * f32_of(y))
+            }),
+            SatOp::MulAdd => map3(values, dst, a, b, c, active, |x, y, z| {
+                arith::f32_saturate(arith::fma_f32(f32_of(x), f32_of(y), f32_of(z)))
+            }),
+        },
+        Kind::FmaDirected {
+            rounding,
+            dst,
+            a,
+            b,
+            c,
+        } => map3(values, dst, a, b, c, active, |x, y, z| {
+            arith::f32_result(arith::fma_f32_directed(
+                f32_of(x),
+                f32_of(y),
+                f32_of(z),
+                rounding,
+            ))
+        }),
         // Integer dot products, carry chains, mad24, redux.sync.f32 and narrow-float conversions.
         Kind::DotProduct {
             shape,
@@ -806,17 +1036,6 @@ pub(crate) fn execute<const HARDWARE_FMA: bool>(
             c,
         } => map3(values, dst, a, b, c, active, |x, y, z| {
             scalar_ops::dot_product(shape, a_signed, b_signed, x, y, z)
-        }),
-        Kind::MulAdd24 {
-            hi,
-            signed,
-            saturate,
-            dst,
-            a,
-            b,
-            c,
-        } => map3(values, dst, a, b, c, active, |x, y, z| {
-            scalar_ops::mad24(x, y, z, hi, signed, saturate)
         }),
         Kind::CarryArith {
             op,
@@ -905,15 +1124,6 @@ pub(crate) fn execute<const HARDWARE_FMA: bool>(
         } => map2(values, dst, a, b, active, |x, y| {
             scalar_ops::narrow_float(function, element, x, y)
         }),
-        Kind::Mul24 {
-            hi,
-            signed,
-            dst,
-            a,
-            b,
-        } => map2(values, dst, a, b, active, |x, y| {
-            arith::mul24(x, y, hi, signed)
-        }),
         Kind::Sad { ty, dst, a, b, c } => map3(values, dst, a, b, c, active, |x, y, z| {
             arith::sad(x, y, z, ty)
         }),
@@ -925,62 +1135,6 @@ pub(crate) fn execute<const HARDWARE_FMA: bool>(
         Kind::CopySign { ty, dst, a, b } => {
             map2(values, dst, a, b, active, |x, y| arith::copysign(x, y, ty))
         }
-        Kind::Fence { kind, scope } => {
-            order_lanes(env, state, warp, active, OrderingPoint::Fence(kind, scope))
-        }
-        Kind::BitFieldExtract {
-            ty,
-            dst,
-            a,
-            position,
-            length,
-        } => map3(values, dst, a, position, length, active, |x, p, l| {
-            arith::bit_field_extract(x, p, l, ty)
-        }),
-        Kind::BitFieldInsert {
-            bits,
-            dst,
-            field,
-            base,
-            position,
-            length,
-        } => {
-            // Four inputs: read them all before writing, as `dst` may be one.
-            let (field, base, position, length) = (
-                values.read(field),
-                values.read(base),
-                values.read(position),
-                values.read(length),
-            );
-            let out = map_active(active, |lane| {
-                arith::bit_field_insert(field[lane], base[lane], position[lane], length[lane], bits)
-            });
-            values.write(dst, active, &out);
-        }
-        Kind::Permute {
-            dst,
-            a,
-            b,
-            selector,
-        } => map3(values, dst, a, b, selector, active, arith::permute),
-        Kind::ActiveMask { dst } => {
-            // The lanes of the path executing it, whatever the guard said.
-            warp.values
-                .fill(dst, active, u64::from(warp.paths[path_index].mask));
-        }
-        Kind::FunnelShift {
-            left,
-            clamp,
-            dst,
-            a,
-            b,
-            c,
-        } => map3(values, dst, a, b, c, active, |x, y, z| {
-            arith::funnel_shift(x, y, z, left, clamp)
-        }),
-        Kind::Lop3 { lut, dst, a, b, c } => map3(values, dst, a, b, c, active, |x, y, z| {
-            arith::lop3(x, y, z, lut)
-        }),
         Kind::Pack {
             element_bits,
             count,
@@ -1014,20 +1168,6 @@ pub(crate) fn execute<const HARDWARE_FMA: bool>(
                     arith::unpack(source[lane], index as u32, element_bits)
                 });
                 values.write(reg, active, &out);
-            }
-        }
-        Kind::Cvta {
-            window,
-            to_generic,
-            bits,
-            dst,
-            src,
-        } => {
-            let mask = width_mask(bits);
-            if to_generic {
-                map1(values, dst, src, active, |x| x.wrapping_add(window) & mask);
-            } else {
-                map1(values, dst, src, active, |x| x.wrapping_sub(window) & mask);
             }
         }
         Kind::Printf {
@@ -1102,12 +1242,6 @@ pub(crate) fn execute<const HARDWARE_FMA: bool>(
         Kind::MbarrierPendingCount { dst, state: source } => {
             crate::async_copy::pending_count(warp, active, dst, source)
         }
-        Kind::Branch { target, reconverge } => {
-            branch(warp, path_index, active, target, reconverge);
-            return Ok(());
-        }
-        // Exits leave the paths where they are (only masks and waits change).
-        Kind::Exit => exit_lanes(env.program, warp, state, active),
         // Tensor-core instructions.
         Kind::MatrixAccess {
             store,
@@ -1128,6 +1262,8 @@ pub(crate) fn execute<const HARDWARE_FMA: bool>(
         Kind::Wmma { ref operation } => {
             crate::tensor::wmma(env, warp, state, pc, active, operation)?
         }
+        // `execute` ran these itself.
+        _ => unreachable!("instruction {pc} is one `execute` runs"),
     }
     warp.paths[path_index].pc = pc + 1;
     Ok(())
