@@ -56,7 +56,7 @@
 //! the SM back (on an H100 a queue of them does, once each SM has more
 //! than about 128 outstanding).
 
-use std::collections::HashMap;
+use crate::hashing::FastHashMap;
 
 use crate::block::{BlockRunner, LaunchEnv, PathStreak, Peek};
 use crate::config::{SchedulerPolicy, TimingConfig};
@@ -357,7 +357,7 @@ pub(crate) struct Shared<'s, 'a> {
 }
 
 /// The timing state of one warp.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 #[repr(align(128))]
 struct WarpTiming {
     /// Per register (values, then predicates): the cycle its value is ready.
@@ -388,21 +388,19 @@ struct WarpTiming {
 }
 
 impl WarpTiming {
-    /// The timing of a new warp of `registers` registers in
-    /// `sub_partition`, issuing from `start`, in `ready` and `producer`'s
-    /// allocations.
-    fn fresh(
-        mut ready: Vec<u64>,
-        mut producer: Vec<StallReason>,
-        registers: usize,
-        sub_partition: u8,
-        start: u64,
-    ) -> WarpTiming {
+    /// Makes this the timing of a new warp of `registers` registers in
+    /// `sub_partition`, issuing from `start`, reusing the allocations of
+    /// the warp it replaces.
+    fn start(&mut self, registers: usize, sub_partition: u8, start: u64) {
+        let mut ready = std::mem::take(&mut self.ready);
+        let mut producer = std::mem::take(&mut self.producer);
+        let mut copy_groups = std::mem::take(&mut self.copy_groups);
         ready.clear();
         ready.resize(registers, 0);
         producer.clear();
         producer.resize(registers, StallReason::Wait);
-        WarpTiming {
+        copy_groups.clear();
+        *self = WarpTiming {
             ready,
             producer,
             earliest: start,
@@ -415,8 +413,8 @@ impl WarpTiming {
             sub_partition,
             memory_done: start,
             copies_uncommitted: start,
-            copy_groups: Vec::new(),
-        }
+            copy_groups,
+        };
     }
 }
 
@@ -437,7 +435,6 @@ struct ResidentBlock<'a> {
     /// Boxed: a runner is large (its arrays are inline), and the SM keeps a
     /// slot for every block it could hold, resident or not.
     runner: Box<BlockRunner<'a>>,
-    warps: Vec<WarpTiming>,
     start: u64,
     live_warps: u32,
     blocked_warps: u32,
@@ -459,10 +456,13 @@ struct PendingSetup {
     jitters: Vec<u64>,
 }
 
+/// A resident warp: warp `warp` of the block in slot `slot`, whose timing
+/// is `Sm::warps[index]`.
 #[derive(Clone, Copy, Debug)]
 struct WarpRef {
     slot: u16,
     warp: u16,
+    index: u16,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -519,12 +519,17 @@ pub(crate) struct Sm<'a> {
     /// The end of the window the SM runs in (`run_until`'s end).
     window_end: u64,
     slots: Vec<Option<ResidentBlock<'a>>>,
+    /// The timing of every warp the SM can hold, the warps of the block in
+    /// slot `s` at `s * warps_per_block..`: one array, so that the issue
+    /// loop reaches a warp's timing in one step (made at the first
+    /// launch, and reused by block after block).
+    warps: Vec<WarpTiming>,
+    warps_per_block: usize,
     /// Runners and warp timings of blocks that left, for the next ones.
     /// Boxed as a resident block holds its runner: a runner moves between
     /// a slot and this list without copying its kilobyte and a half.
     #[allow(clippy::vec_box)]
     spare: Vec<Box<BlockRunner<'a>>>,
-    spare_warps: Vec<Vec<WarpTiming>>,
     /// The bank arbiter, lent to the block that issues.
     arbiter: Option<Box<warpsim_banks::BankArbiter>>,
     /// Whether a resident block waits for its runner to be set up.
@@ -536,7 +541,7 @@ pub(crate) struct Sm<'a> {
     l1: SectorCache,
     /// L2 sectors this SM reached in the current window, with when they
     /// arrive, and every L2 access in order (applied at the window's end).
-    window_sectors: HashMap<u64, u64>,
+    window_sectors: FastHashMap<u64, u64>,
     pub l2_accesses: Vec<u64>,
     /// The window's global atomics, a request per sector, for the L2's
     /// atomic units (`gpu.rs` orders them at the window's end).
@@ -584,15 +589,16 @@ impl<'a> Sm<'a> {
             cycle: 0,
             window_end: 0,
             slots: (0..blocks_per_sm).map(|_| None).collect(),
+            warps: Vec::new(),
+            warps_per_block: 0,
             spare: Vec::new(),
-            spare_warps: Vec::new(),
             arbiter: None,
             setups_pending: false,
             sub_partitions: vec![SubPartition::default(); 4],
             scheduler: config.scheduler,
             data_path_free: 0,
             l1: SectorCache::new(u64::from(config.l1_bytes), config.l1_ways),
-            window_sectors: HashMap::new(),
+            window_sectors: FastHashMap::default(),
             l2_accesses: Vec::new(),
             atomic_arrivals: Vec::new(),
             l2_order: ShardOrder::default(),
@@ -642,6 +648,10 @@ impl<'a> Sm<'a> {
             .pop()
             .unwrap_or_else(|| Box::new(BlockRunner::new(env)));
         let warp_count = env.warps_per_block();
+        if self.warps.is_empty() {
+            self.warps_per_block = warp_count;
+            self.warps = vec![WarpTiming::default(); self.slots.len() * warp_count];
+        }
         // The explore model starts the warps of a block at jittered times
         // too, so that they run in either order: drawn here, in launch
         // order, as the random stream must be the same on every host.
@@ -657,6 +667,7 @@ impl<'a> Sm<'a> {
             self.sub_partitions[sub_partition].warps.push(WarpRef {
                 slot: slot as u16,
                 warp: warp as u16,
+                index: (slot * warp_count + warp) as u16,
             });
         }
         self.setups_pending = true;
@@ -674,7 +685,6 @@ impl<'a> Sm<'a> {
                 jitters,
             }),
             runner,
-            warps: Vec::new(),
             start,
             live_warps: warp_count as u32,
             blocked_warps: 0,
@@ -776,20 +786,11 @@ impl<'a> Sm<'a> {
             let Some(setup) = block.pending_setup.take() else {
                 continue;
             };
-            // The warp timings of a block that left lend their allocations.
-            let mut spare = self.spare_warps.pop().unwrap_or_default();
-            let mut old = spare.drain(..);
-            block.warps.reserve(warp_count);
-            for warp in 0..warp_count {
+            let timings = &mut self.warps[slot * warp_count..(slot + 1) * warp_count];
+            for (warp, timing) in timings.iter_mut().enumerate() {
                 let sub_partition = sub_partition_of(slot, warp_count, warp, sub_partitions) as u8;
-                let (ready, producer) = old
-                    .next()
-                    .map(|timing| (timing.ready, timing.producer))
-                    .unwrap_or_default();
-                let mut timing =
-                    WarpTiming::fresh(ready, producer, registers, sub_partition, block.start);
+                timing.start(registers, sub_partition, block.start);
                 timing.earliest += setup.jitters.get(warp).copied().unwrap_or(0);
-                block.warps.push(timing);
             }
             block.runner.swap_stats(stats);
             block.runner.start_block(setup.block_index);
@@ -874,10 +875,13 @@ impl<'a> Sm<'a> {
     }
 
     fn warp(&self, warp_ref: WarpRef) -> &WarpTiming {
-        let block = self.slots[warp_ref.slot as usize]
-            .as_ref()
-            .expect("a listed warp's block is resident");
-        &block.warps[warp_ref.warp as usize]
+        &self.warps[warp_ref.index as usize]
+    }
+
+    /// The timings of the warps of the block in `slot`.
+    fn block_warps(&mut self, slot: usize) -> &mut [WarpTiming] {
+        let count = self.warps_per_block;
+        &mut self.warps[slot * count..(slot + 1) * count]
     }
 
     /// Tries to issue the next instruction of one warp at `cycle`.
@@ -892,7 +896,7 @@ impl<'a> Sm<'a> {
         let slot = warp_ref.slot as usize;
         let warp_index = warp_ref.warp as usize;
         let block = self.slots[slot].as_mut().expect("resident");
-        let timing = &mut block.warps[warp_index];
+        let timing = &mut self.warps[warp_ref.index as usize];
         // A warp that stalled keeps the instruction it chose: nothing but
         // its own issue changes its paths (lanes let go at a reconvergence
         // point aside, which forgets the choice), and a path's streak
@@ -912,9 +916,8 @@ impl<'a> Sm<'a> {
                     // reconvergence point go on.
                     match block.runner.unblock_or_deadlock() {
                         Ok(()) => {
-                            let block = self.slots[slot].as_mut().expect("resident");
-                            for warp in &mut block.warps {
-                                warp.chosen = None;
+                            for timing in self.block_warps(slot) {
+                                timing.chosen = None;
                             }
                             self.wake_blocked(shared, stats, slot, cycle, 0)
                         }
@@ -1034,7 +1037,7 @@ impl<'a> Sm<'a> {
             let release =
                 block.barrier_counted.max(cycle) + u64::from(shared.costs.config.barrier_latency);
             if pipe == Pipe::Barrier {
-                let timing = &mut block.warps[warp_index];
+                let timing = &mut self.warps[warp_ref.index as usize];
                 timing.earliest = timing.earliest.max(release);
                 stall(stats, timing, pc, StallReason::Barrier, release);
             }
@@ -1070,10 +1073,7 @@ impl<'a> Sm<'a> {
             Pipe::Fence => {
                 // A fence waits for the warp's stores and atomics to be
                 // performed (at the L2 for the GPU scope).
-                let block = self.slots[warp_ref.slot as usize]
-                    .as_mut()
-                    .expect("resident");
-                let timing = &mut block.warps[warp_ref.warp as usize];
+                let timing = &mut self.warps[warp_ref.index as usize];
                 if timing.memory_done > cycle + 1 {
                     stall(stats, timing, pc, StallReason::Membar, timing.memory_done);
                     timing.earliest = timing.memory_done;
@@ -1088,10 +1088,7 @@ impl<'a> Sm<'a> {
         } else {
             (latency, reason)
         };
-        let block = self.slots[warp_ref.slot as usize]
-            .as_mut()
-            .expect("resident");
-        let timing = &mut block.warps[warp_ref.warp as usize];
+        let timing = &mut self.warps[warp_ref.index as usize];
         let ready = cycle + u64::from(latency);
         for &register in shared.issue.written(record) {
             timing.ready[register as usize] = ready;
@@ -1122,7 +1119,7 @@ impl<'a> Sm<'a> {
         let block = self.slots[warp_ref.slot as usize]
             .as_mut()
             .expect("resident");
-        let timing = &mut block.warps[warp_ref.warp as usize];
+        let timing = &mut self.warps[warp_ref.index as usize];
         match *kind {
             Kind::CpAsync { .. } => {
                 timing.copies_uncommitted =
@@ -1183,7 +1180,7 @@ impl<'a> Sm<'a> {
         let config = &shared.costs.config;
         let slot = warp_ref.slot as usize;
         let block = self.slots[slot].as_mut().expect("resident");
-        let sub_partition = block.warps[warp_ref.warp as usize].sub_partition as usize;
+        let sub_partition = self.warps[warp_ref.index as usize].sub_partition as usize;
         let state = &block.runner.state;
         let instruction = &shared.env.program.code[pc as usize].kind;
         let (is_store, is_atomic) = match instruction {
@@ -1233,8 +1230,7 @@ impl<'a> Sm<'a> {
                 done = done.max(self.window_end - cycle);
             }
             if is_store || is_atomic {
-                let block = self.slots[slot].as_mut().expect("resident");
-                let timing = &mut block.warps[warp_ref.warp as usize];
+                let timing = &mut self.warps[warp_ref.index as usize];
                 timing.memory_done = timing.memory_done.max(cycle + done);
             }
             latency = latency.max(done);
@@ -1256,8 +1252,7 @@ impl<'a> Sm<'a> {
             };
             let done = self.through_l1tex(shared, &local, cycle, kind);
             if is_store {
-                let block = self.slots[slot].as_mut().expect("resident");
-                let timing = &mut block.warps[warp_ref.warp as usize];
+                let timing = &mut self.warps[warp_ref.index as usize];
                 timing.memory_done = timing.memory_done.max(cycle + done);
             }
             latency = latency.max(done);
@@ -1400,7 +1395,7 @@ impl<'a> Sm<'a> {
         if block.linear != arrival.linear {
             return;
         }
-        let timing = &mut block.warps[arrival.warp.warp as usize];
+        let timing = &mut self.warps[arrival.warp.index as usize];
         let ready = arrival.ready + delay;
         let written = issue.written(&issue.records[arrival.pc as usize]);
         for &register in written {
@@ -1435,7 +1430,9 @@ impl<'a> Sm<'a> {
         let sm = self.index;
         let block = self.slots[slot].as_mut().expect("resident");
         let release = cycle + delay;
-        for (warp_index, timing) in block.warps.iter_mut().enumerate() {
+        let count = self.warps_per_block;
+        let timings = &mut self.warps[slot * count..(slot + 1) * count];
+        for (warp_index, timing) in timings.iter_mut().enumerate() {
             let Some(since) = timing.blocked_since.take() else {
                 continue;
             };
@@ -1469,7 +1466,7 @@ impl<'a> Sm<'a> {
     ) {
         let slot = warp_ref.slot as usize;
         let block = self.slots[slot].as_mut().expect("resident");
-        let timing = &mut block.warps[warp_ref.warp as usize];
+        let timing = &mut self.warps[warp_ref.index as usize];
         if timing.finished {
             return;
         }
@@ -1515,8 +1512,8 @@ impl<'a> Sm<'a> {
         }
         // A block retires once its stores and atomics have reached the L2.
         let cycle = if error.is_none() {
-            let drained = block
-                .warps
+            let drained = self
+                .block_warps(slot)
                 .iter()
                 .map(|warp| warp.memory_done)
                 .max()
@@ -1555,7 +1552,6 @@ impl<'a> Sm<'a> {
         }
         self.freed.push((slot, cycle));
         self.spare.push(block.runner);
-        self.spare_warps.push(block.warps);
     }
 
     /// Applies the global stores and atomics of this window to memory,
