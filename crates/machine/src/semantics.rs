@@ -244,67 +244,79 @@ pub(crate) fn computes_on_registers_only(kind: &Kind) -> bool {
     )
 }
 
-/// Executes the instruction at `pc` for the active lanes of path
-/// `path_index`, compiled apart from its caller: for hosts with AVX2 and
-/// FMA when `HARDWARE_FMA` (the issue loop compiled for them calls it
-/// so), else for any host.
-///
-/// The instructions' lane loops are most of the machine's code. Inlined
-/// into the SMs' issue loop they made one function of about a megabyte,
-/// twice (with and without the instruction sets), which took LLVM most of
-/// half an hour to optimise on two cores and gave the loop a stack frame of
-/// five kilobytes to spill its state into. A call per issued instruction
-/// costs a few host instructions of the several hundred an issue takes.
-#[inline(always)]
-pub(crate) fn execute_compiled<const HARDWARE_FMA: bool>(
-    env: &LaunchEnv,
-    warp: &mut Warp,
-    state: &mut BlockState,
-    path_index: usize,
-    pc: u32,
-    active: u32,
-) -> Result<(), Fault> {
-    #[cfg(target_arch = "x86_64")]
-    if HARDWARE_FMA {
-        // SAFETY: the issue loop is instantiated with `HARDWARE_FMA` only
-        // when the running CPU reports AVX2, FMA, POPCNT, LZCNT, BMI1 and
-        // BMI2 (`timing/gpu.rs`), the one requirement of a
-        // `target_feature` function.
-        return unsafe { execute_avx2_fma(env, warp, state, path_index, pc, active) };
-    }
-    execute_portable(env, warp, state, path_index, pc, active)
+/// Defines `$compiled::<HARDWARE_FMA>`, which calls `$inner::<true>`
+/// compiled for hosts with AVX2 and FMA (and the bit instructions every
+/// such CPU has: the lane loops vectorise far better, hardware FMA gives
+/// `fma.rn.f32` its single rounding directly, counting a mask's lanes is
+/// one instruction) when `HARDWARE_FMA`, else `$inner::<false>` compiled
+/// for any host; each out of line, apart from its caller.
+macro_rules! compiled_for_host {
+    ($(#[$doc:meta])* $compiled:ident, $portable:ident, $avx2_fma:ident, $inner:ident) => {
+        $(#[$doc])*
+        #[inline(always)]
+        pub(crate) fn $compiled<const HARDWARE_FMA: bool>(
+            env: &LaunchEnv,
+            warp: &mut Warp,
+            state: &mut BlockState,
+            path_index: usize,
+            pc: u32,
+            active: u32,
+        ) -> Result<(), Fault> {
+            #[cfg(target_arch = "x86_64")]
+            if HARDWARE_FMA {
+                // SAFETY: the issue loop is instantiated with
+                // `HARDWARE_FMA` only when the running CPU reports AVX2,
+                // FMA, POPCNT, LZCNT, BMI1 and BMI2 (`timing/gpu.rs`), the
+                // one requirement of a `target_feature` function.
+                return unsafe { $avx2_fma(env, warp, state, path_index, pc, active) };
+            }
+            $portable(env, warp, state, path_index, pc, active)
+        }
+
+        #[inline(never)]
+        fn $portable(
+            env: &LaunchEnv,
+            warp: &mut Warp,
+            state: &mut BlockState,
+            path_index: usize,
+            pc: u32,
+            active: u32,
+        ) -> Result<(), Fault> {
+            $inner::<false>(env, warp, state, path_index, pc, active)
+        }
+
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx2,fma,popcnt,lzcnt,bmi1,bmi2")]
+        #[inline(never)]
+        unsafe fn $avx2_fma(
+            env: &LaunchEnv,
+            warp: &mut Warp,
+            state: &mut BlockState,
+            path_index: usize,
+            pc: u32,
+            active: u32,
+        ) -> Result<(), Fault> {
+            $inner::<true>(env, warp, state, path_index, pc, active)
+        }
+    };
 }
 
-/// [`execute`] for any host.
-#[inline(never)]
-fn execute_portable(
-    env: &LaunchEnv,
-    warp: &mut Warp,
-    state: &mut BlockState,
-    path_index: usize,
-    pc: u32,
-    active: u32,
-) -> Result<(), Fault> {
-    execute::<false>(env, warp, state, path_index, pc, active)
-}
-
-/// [`execute`] for hosts with AVX2 and FMA (and the bit instructions every
-/// such CPU has): the lane loops vectorise far better, hardware FMA gives
-/// `fma.rn.f32` its single rounding directly, and counting a mask's lanes
-/// is one instruction.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma,popcnt,lzcnt,bmi1,bmi2")]
-#[inline(never)]
-unsafe fn execute_avx2_fma(
-    env: &LaunchEnv,
-    warp: &mut Warp,
-    state: &mut BlockState,
-    path_index: usize,
-    pc: u32,
-    active: u32,
-) -> Result<(), Fault> {
-    execute::<true>(env, warp, state, path_index, pc, active)
-}
+compiled_for_host!(
+    /// Executes the instruction at `pc` for the active lanes of path
+    /// `path_index` ([`execute`]), compiled apart from its caller.
+    ///
+    /// The instructions' lane loops are most of the machine's code. Inlined
+    /// into the SMs' issue loop they made one function of about a megabyte,
+    /// twice (with and without the instruction sets), which took LLVM most
+    /// of half an hour to optimise on two cores and gave the loop a stack
+    /// frame of five kilobytes to spill its state into. A call per issued
+    /// instruction costs a few host instructions of the several hundred an
+    /// issue takes.
+    execute_compiled,
+    execute_portable,
+    execute_avx2_fma,
+    execute
+);
 
 /// Executes the instruction at `pc` for the active lanes of path `path_index`.
 /// `HARDWARE_FMA`: the caller is compiled with the FMA instruction set.
@@ -803,56 +815,19 @@ fn execute<const HARDWARE_FMA: bool>(
     Ok(())
 }
 
-/// [`execute`] of the instructions it does not handle itself, compiled
-/// apart for the host as [`execute_compiled`] is: the 16-bit and 8-bit
-/// floats, tensor cores, asynchronous copies, `printf` and the rest that
-/// real kernels run seldom. Their lane loops and operand arrays kept
-/// `execute`'s stack frame at twenty kilobytes, which every instruction
-/// paid for on entry (a page probe per four kilobytes and the cache lines
-/// of a frame that size); apart, the common instructions' frame is small.
-#[inline(always)]
-fn execute_other_compiled<const HARDWARE_FMA: bool>(
-    env: &LaunchEnv,
-    warp: &mut Warp,
-    state: &mut BlockState,
-    path_index: usize,
-    pc: u32,
-    active: u32,
-) -> Result<(), Fault> {
-    #[cfg(target_arch = "x86_64")]
-    if HARDWARE_FMA {
-        // SAFETY: as in `execute_compiled`: `HARDWARE_FMA` only when the
-        // running CPU has these instruction sets.
-        return unsafe { execute_other_avx2_fma(env, warp, state, path_index, pc, active) };
-    }
-    execute_other_portable(env, warp, state, path_index, pc, active)
-}
-
-#[inline(never)]
-fn execute_other_portable(
-    env: &LaunchEnv,
-    warp: &mut Warp,
-    state: &mut BlockState,
-    path_index: usize,
-    pc: u32,
-    active: u32,
-) -> Result<(), Fault> {
-    execute_other::<false>(env, warp, state, path_index, pc, active)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma,popcnt,lzcnt,bmi1,bmi2")]
-#[inline(never)]
-unsafe fn execute_other_avx2_fma(
-    env: &LaunchEnv,
-    warp: &mut Warp,
-    state: &mut BlockState,
-    path_index: usize,
-    pc: u32,
-    active: u32,
-) -> Result<(), Fault> {
-    execute_other::<true>(env, warp, state, path_index, pc, active)
-}
+compiled_for_host!(
+    /// [`execute`] of the instructions it does not handle itself
+    /// ([`execute_other`]): the 16-bit and 8-bit floats, tensor cores,
+    /// asynchronous copies, `printf` and the rest that real kernels run
+    /// seldom. Their lane loops and operand arrays kept `execute`'s stack
+    /// frame at twenty kilobytes, which every instruction paid for on entry
+    /// (a page probe per four kilobytes and the cache lines of a frame that
+    /// size); apart, the common instructions' frame is smaller.
+    execute_other_compiled,
+    execute_other_portable,
+    execute_other_avx2_fma,
+    execute_other
+);
 
 #[inline(always)]
 fn execute_other<const HARDWARE_FMA: bool>(
@@ -1025,7 +1000,7 @@ fn execute_other<const HARDWARE_FMA: bool>(
                 rounding,
             ))
         }),
-        // Integer dot products, carry chains, mad24, redux.sync.f32 and narrow-float conversions.
+        // Integer dot products, carry chains and narrow-float conversions.
         Kind::DotProduct {
             shape,
             a_signed,
