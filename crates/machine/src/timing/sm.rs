@@ -448,6 +448,13 @@ fn sub_partition_of(slot: usize, warp_count: usize, warp: usize, sub_partitions:
     (slot * warp_count + warp) % sub_partitions
 }
 
+/// The timings of the warps of the block in `slot`, among an SM's `warps`
+/// of blocks of `warps_per_block` warps (a function of the fields, so that
+/// it borrows `Sm::warps` alone while the slots are borrowed too).
+fn slot_warps(warps: &mut [WarpTiming], warps_per_block: usize, slot: usize) -> &mut [WarpTiming] {
+    &mut warps[slot * warps_per_block..(slot + 1) * warps_per_block]
+}
+
 /// A block placed on the SM and not yet set up.
 struct PendingSetup {
     block_index: [u32; 3],
@@ -525,7 +532,7 @@ pub(crate) struct Sm<'a> {
     /// launch, and reused by block after block).
     warps: Vec<WarpTiming>,
     warps_per_block: usize,
-    /// Runners and warp timings of blocks that left, for the next ones.
+    /// Runners of blocks that left, for the next ones.
     /// Boxed as a resident block holds its runner: a runner moves between
     /// a slot and this list without copying its kilobyte and a half.
     #[allow(clippy::vec_box)]
@@ -786,7 +793,7 @@ impl<'a> Sm<'a> {
             let Some(setup) = block.pending_setup.take() else {
                 continue;
             };
-            let timings = &mut self.warps[slot * warp_count..(slot + 1) * warp_count];
+            let timings = slot_warps(&mut self.warps, self.warps_per_block, slot);
             for (warp, timing) in timings.iter_mut().enumerate() {
                 let sub_partition = sub_partition_of(slot, warp_count, warp, sub_partitions) as u8;
                 timing.start(registers, sub_partition, block.start);
@@ -880,8 +887,7 @@ impl<'a> Sm<'a> {
 
     /// The timings of the warps of the block in `slot`.
     fn block_warps(&mut self, slot: usize) -> &mut [WarpTiming] {
-        let count = self.warps_per_block;
-        &mut self.warps[slot * count..(slot + 1) * count]
+        slot_warps(&mut self.warps, self.warps_per_block, slot)
     }
 
     /// Tries to issue the next instruction of one warp at `cycle`.
@@ -1430,8 +1436,7 @@ impl<'a> Sm<'a> {
         let sm = self.index;
         let block = self.slots[slot].as_mut().expect("resident");
         let release = cycle + delay;
-        let count = self.warps_per_block;
-        let timings = &mut self.warps[slot * count..(slot + 1) * count];
+        let timings = slot_warps(&mut self.warps, self.warps_per_block, slot);
         for (warp_index, timing) in timings.iter_mut().enumerate() {
             let Some(since) = timing.blocked_since.take() else {
                 continue;
