@@ -830,10 +830,7 @@ impl PreparedLaunch {
         // The buffers are filled on as many host threads as the launch
         // runs on (a pool that cannot start leaves it to the launch's own
         // pool to report).
-        let memory = match rayon::ThreadPoolBuilder::new()
-            .num_threads(options.host_threads)
-            .build()
-        {
+        let memory = match warpsim_machine::host_pool(options.host_threads) {
             Ok(pool) => pool.install(|| self.memory())?,
             Err(_) => self.memory()?,
         };

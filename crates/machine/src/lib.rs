@@ -32,6 +32,7 @@ pub mod error;
 pub mod findings;
 mod global_races;
 mod hashing;
+mod host_pool;
 mod initcheck;
 pub mod memory;
 pub mod printf;
@@ -54,6 +55,7 @@ pub use config::{BarrierSemantics, ConfigError, MachineConfig, MemoryModel};
 pub use error::{ExecError, FaultKind, LaunchCause, LaunchError};
 use findings::FindingLog;
 pub use findings::{Finding, FindingKind, Severity};
+pub use host_pool::host_pool;
 pub use memory::GlobalMemory;
 pub use program::Program;
 pub use stats::{InstrStats, RunStats};
@@ -412,15 +414,12 @@ fn run_on_gpu(
                 format!("no block of this launch fits on an SM: {}", refusal.message),
             )
         })?;
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(host_threads)
-        .build()
-        .map_err(|error| {
-            LaunchError::new(
-                LaunchCause::Host,
-                format!("cannot start host threads: {error}"),
-            )
-        })?;
+    let pool = host_pool(host_threads).map_err(|error| {
+        LaunchError::new(
+            LaunchCause::Host,
+            format!("cannot start host threads: {error}"),
+        )
+    })?;
     let gpu = timing::gpu::run_gpu(
         &env,
         control,

@@ -29,11 +29,9 @@
 //! blocks, or a deadlock when the block they wait for cannot become
 //! resident until one of them exits.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
-
-use rayon::prelude::*;
 
 use crate::block::LaunchEnv;
 use crate::error::{ExecError, FaultKind};
@@ -266,7 +264,7 @@ pub(crate) fn run_gpu<'a>(
             };
             if parallel {
                 // On the pool already (the whole loop runs there).
-                sms.par_iter_mut().filter(|sm| sm.is_active()).for_each(run);
+                run_on_own_threads(&mut sms, run);
             } else if let Some(weak) = env.weak_memory.filter(|weak| weak.scheduling_noise()) {
                 // The SMs take their turns in a random order.
                 let mut order: Vec<usize> =
@@ -493,6 +491,42 @@ pub(crate) fn run_gpu<'a>(
         }
     }
     outcome
+}
+
+/// Runs `run` on every active SM, on the pool the caller runs on: each
+/// host thread takes the SMs of its own share first (the same SMs window
+/// after window while the active ones stay the same, so their warps'
+/// registers and timings are still in that core's caches), then helps with
+/// the shares of the threads that are still busy. An SM runs on one thread
+/// in a window, and what it does does not depend on which.
+fn run_on_own_threads<'a>(sms: &mut [Sm<'a>], run: impl Fn(&mut Sm<'a>) + Sync) {
+    let active: Vec<Mutex<&mut Sm<'a>>> = sms
+        .iter_mut()
+        .filter(|sm| sm.is_active())
+        .map(Mutex::new)
+        .collect();
+    let threads = rayon::current_num_threads().max(1);
+    let share_start = |share: usize| share * active.len() / threads;
+    // The next SM of each share that no thread has taken.
+    let next: Vec<AtomicUsize> = (0..threads)
+        .map(|share| AtomicUsize::new(share_start(share)))
+        .collect();
+    rayon::broadcast(|context| {
+        for offset in 0..threads {
+            let share = (context.index() + offset) % threads;
+            let end = share_start(share + 1);
+            loop {
+                let taken = next[share].fetch_add(1, Ordering::Relaxed);
+                if taken >= end {
+                    break;
+                }
+                let mut sm = active[taken]
+                    .lock()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner());
+                run(&mut sm);
+            }
+        }
+    });
 }
 
 /// The L2's atomic units: each sector's global atomics are performed one

@@ -986,12 +986,9 @@ impl<'a> Sm<'a> {
             return Attempt::Stalled(free);
         }
         timing.chosen = None;
-        // Issue.
-        let counters = &mut stats.per_instruction[pc as usize];
-        if cycle > timing.accounted {
-            counters.stalls[StallReason::NotSelected as usize] += cycle - timing.accounted;
-        }
-        counters.stalls[StallReason::Selected as usize] += 1;
+        // Issue. The cycles since the last counted were ones the warp could
+        // have issued in.
+        let not_selected = cycle.saturating_sub(timing.accounted);
         timing.accounted = cycle + 1;
         timing.earliest = cycle + 1;
         timing.last_pc = pc;
@@ -1024,6 +1021,8 @@ impl<'a> Sm<'a> {
         }
         self.issued += 1;
         let counters = &mut stats.per_instruction[pc as usize];
+        counters.stalls[StallReason::NotSelected as usize] += not_selected;
+        counters.stalls[StallReason::Selected as usize] += 1;
         counters.executed += 1;
         counters.threads += u64::from(active.count_ones());
         if let Err(error) = result {
@@ -1031,9 +1030,12 @@ impl<'a> Sm<'a> {
             return Attempt::Left;
         }
         self.sub_partitions[sub_partition].port_free[cost.port] = cycle + u64::from(cost.interval);
-        self.complete(shared, stats, warp_ref, pc, cycle);
+        self.complete(shared, stats, warp_ref, record, pc, cycle);
+        if !may_open_barrier {
+            return Attempt::Issued;
+        }
         let block = self.slots[slot].as_mut().expect("resident");
-        if may_open_barrier && block.runner.barrier_generations() != generations {
+        if block.runner.barrier_generations() != generations {
             // A barrier opened (the last arrival, or an exit that made the
             // arrived threads enough): its warps, the last to arrive
             // included, go on once the unit has counted every arrival and
@@ -1061,10 +1063,10 @@ impl<'a> Sm<'a> {
         shared: &Shared<'_, 'a>,
         stats: &mut RunStats,
         warp_ref: WarpRef,
+        record: &IssueRecord,
         pc: u32,
         cycle: u64,
     ) {
-        let record = &shared.issue.records[pc as usize];
         let (pipe, cost) = (record.pipe, record.cost);
         let (latency, reason) = match pipe {
             Pipe::Memory(MemoryPipe::Param | MemoryPipe::Const) => (cost.latency, cost.reason),
