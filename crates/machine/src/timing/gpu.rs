@@ -58,6 +58,10 @@ struct ThreadStats(Mutex<RunStats>);
 /// Host time of the window loop, for the debug log.
 #[derive(Default)]
 struct HostTime {
+    /// Wall time before the first window (the SMs, the first wave of
+    /// blocks), and after the last (the counters gathered, the timeline).
+    set_up: Duration,
+    finish: Duration,
     windows: u64,
     /// Wall time of the windows' SM phases.
     running: Duration,
@@ -113,6 +117,7 @@ pub(crate) fn run_gpu<'a>(
     block_at: impl Fn(u64) -> [u32; 3] + Sync,
     options: crate::RunOptions,
 ) -> GpuOutcome {
+    let began = Instant::now();
     let record_timeline = options.timeline;
     let sample_waves = options.sample_waves;
     let config = env.config;
@@ -416,22 +421,13 @@ pub(crate) fn run_gpu<'a>(
             host_time.window_ends += window_ran.elapsed();
         }
     };
+    host_time.set_up = began.elapsed();
     if parallel {
         pool.install(window_loop);
     } else {
         window_loop();
     }
-    tracing::debug!(
-        windows = host_time.windows,
-        running_ms = host_time.running.as_millis() as u64,
-        sm_busy_ms = host_time.sm_busy.as_millis() as u64,
-        window_ends_ms = host_time.window_ends.as_millis() as u64,
-        stores_ms = host_time.stores.as_millis() as u64,
-        l2_fills_ms = host_time.l2_fills.as_millis() as u64,
-        host_threads,
-        parallel,
-        "host time of the window loop"
-    );
+    let window_loop_ended = Instant::now();
     // A launch that stopped early leaves no store behind.
     apply_stores(&mut sms, env);
     for stats in stats_pool {
@@ -490,6 +486,20 @@ pub(crate) fn run_gpu<'a>(
             outcome.findings.add_block(linear, [finding]);
         }
     }
+    host_time.finish = window_loop_ended.elapsed();
+    tracing::debug!(
+        set_up_ms = host_time.set_up.as_millis() as u64,
+        windows = host_time.windows,
+        running_ms = host_time.running.as_millis() as u64,
+        sm_busy_ms = host_time.sm_busy.as_millis() as u64,
+        window_ends_ms = host_time.window_ends.as_millis() as u64,
+        stores_ms = host_time.stores.as_millis() as u64,
+        l2_fills_ms = host_time.l2_fills.as_millis() as u64,
+        finish_ms = host_time.finish.as_millis() as u64,
+        host_threads,
+        parallel,
+        "host time of the launch"
+    );
     outcome
 }
 
