@@ -105,14 +105,15 @@ pub(crate) enum Peek {
 /// How long one path of a warp has been chosen in a row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct PathStreak {
-    path: usize,
+    /// A warp has at most one path per lane.
+    path: u32,
     length: u32,
 }
 
 impl Default for PathStreak {
     fn default() -> Self {
         PathStreak {
-            path: usize::MAX,
+            path: u32::MAX,
             length: 0,
         }
     }
@@ -122,6 +123,7 @@ impl PathStreak {
     /// Path `path` is chosen (again): the streak's length after it.
     #[inline(always)]
     fn choose(&mut self, path: usize) -> u32 {
+        let path = path as u32;
         if self.path == path {
             self.length += 1;
         } else {
