@@ -361,19 +361,19 @@ pub(crate) struct Shared<'s, 'a> {
 /// The fields an attempt to issue reads come first, in the first 64 bytes:
 /// every time window walks every resident warp of every SM, so the first
 /// touch of a warp's timing in a window is a host cache miss, and one line
-/// costs one miss rather than three.
+/// costs one miss rather than three. The cycle before which the warp issues
+/// nothing is not here but in [`Sm::earliest`], where a scan passes the
+/// warps that cannot issue yet without touching their timings.
 #[derive(Clone, Debug, Default)]
 #[repr(C, align(128))]
 struct WarpTiming {
-    /// The warp issues nothing before this cycle.
-    earliest: u64,
     /// Stall cycles are counted up to here.
     accounted: u64,
     /// Per register (values, then predicates): the cycle its value is ready.
     ready: Box<[u64]>,
     /// The path and instruction the warp chose and stalled at, until it
     /// issues them.
-    chosen: Option<(u32, u32)>,
+    chosen: Option<Chosen>,
     streak: PathStreak,
     /// The instruction the warp last issued (a barrier wait counts there).
     last_pc: u32,
@@ -392,10 +392,22 @@ struct WarpTiming {
     copy_groups: Vec<u64>,
 }
 
+/// The instruction a warp chose and stalled at.
+#[derive(Clone, Copy, Debug)]
+struct Chosen {
+    path: u32,
+    pc: u32,
+    /// Its source registers are ready by the warp's next look: it stalled
+    /// at a pipe or queue, or at the scoreboard until its
+    /// [`Sm::earliest`], before which no scan looks at it again, and no
+    /// atomic's delay has raised a ready time since.
+    sources_ready: bool,
+}
+
 impl WarpTiming {
     /// Makes this the timing of a new warp of `registers` registers in
-    /// `sub_partition`, issuing from `start`, reusing the allocations of
-    /// the warp it replaces.
+    /// `sub_partition`, issuing from `start` (its [`Sm::earliest`] is the
+    /// caller's to set), reusing the allocations of the warp it replaces.
     fn start(&mut self, registers: usize, sub_partition: u8, start: u64) {
         let mut ready = std::mem::take(&mut self.ready);
         let mut producer = std::mem::take(&mut self.producer);
@@ -409,7 +421,6 @@ impl WarpTiming {
         producer.resize(registers, StallReason::Wait);
         copy_groups.clear();
         *self = WarpTiming {
-            earliest: start,
             accounted: start,
             ready,
             chosen: None,
@@ -456,10 +467,11 @@ fn sub_partition_of(slot: usize, warp_count: usize, warp: usize, sub_partitions:
     (slot * warp_count + warp) % sub_partitions
 }
 
-/// The timings of the warps of the block in `slot`, among an SM's `warps`
-/// of blocks of `warps_per_block` warps (a function of the fields, so that
-/// it borrows `Sm::warps` alone while the slots are borrowed too).
-fn slot_warps(warps: &mut [WarpTiming], warps_per_block: usize, slot: usize) -> &mut [WarpTiming] {
+/// The entries of the warps of the block in `slot`, among an SM's `warps`
+/// (its timings, or their earliest cycles) of blocks of `warps_per_block`
+/// warps (a function of the fields, so that it borrows one field of the SM
+/// alone while the slots are borrowed too).
+fn slot_warps<T>(warps: &mut [T], warps_per_block: usize, slot: usize) -> &mut [T] {
     &mut warps[slot * warps_per_block..(slot + 1) * warps_per_block]
 }
 
@@ -539,6 +551,11 @@ pub(crate) struct Sm<'a> {
     /// loop reaches a warp's timing in one step (made at the first
     /// launch, and reused by block after block).
     warps: Vec<WarpTiming>,
+    /// Per warp slot, as `warps`: the warp issues nothing before this
+    /// cycle. Apart from the timings, in one dense array of the SM's warps,
+    /// so that the schedulers' scans, which pass most warps by this alone,
+    /// read a few cache lines rather than a line per warp.
+    earliest: Vec<u64>,
     warps_per_block: usize,
     /// Runners of blocks that left, for the next ones.
     /// Boxed as a resident block holds its runner: a runner moves between
@@ -605,6 +622,7 @@ impl<'a> Sm<'a> {
             window_end: 0,
             slots: (0..blocks_per_sm).map(|_| None).collect(),
             warps: Vec::new(),
+            earliest: Vec::new(),
             warps_per_block: 0,
             spare: Vec::new(),
             arbiter: None,
@@ -666,6 +684,7 @@ impl<'a> Sm<'a> {
         if self.warps.is_empty() {
             self.warps_per_block = warp_count;
             self.warps = vec![WarpTiming::default(); self.slots.len() * warp_count];
+            self.earliest = vec![NEVER; self.slots.len() * warp_count];
         }
         // The explore model starts the warps of a block at jittered times
         // too, so that they run in either order: drawn here, in launch
@@ -802,10 +821,11 @@ impl<'a> Sm<'a> {
                 continue;
             };
             let timings = slot_warps(&mut self.warps, self.warps_per_block, slot);
-            for (warp, timing) in timings.iter_mut().enumerate() {
+            let earliest = slot_warps(&mut self.earliest, self.warps_per_block, slot);
+            for (warp, (timing, earliest)) in timings.iter_mut().zip(earliest).enumerate() {
                 let sub_partition = sub_partition_of(slot, warp_count, warp, sub_partitions) as u8;
                 timing.start(registers, sub_partition, block.start);
-                timing.earliest += setup.jitters.get(warp).copied().unwrap_or(0);
+                *earliest = block.start + setup.jitters.get(warp).copied().unwrap_or(0);
             }
             block.runner.swap_stats(stats);
             block.runner.start_block(setup.block_index);
@@ -861,7 +881,7 @@ impl<'a> Sm<'a> {
                 };
                 attempt += 1;
                 let warp_ref = self.sub_partitions[sub_partition].warps[position];
-                let earliest = self.warp(warp_ref).earliest;
+                let earliest = self.earliest[warp_ref.index as usize];
                 if earliest > cycle {
                     earliest_other = earliest_other.min(earliest);
                     continue;
@@ -915,17 +935,20 @@ impl<'a> Sm<'a> {
         // its own issue changes its paths (lanes let go at a reconvergence
         // point aside, which forgets the choice), and a path's streak
         // counts issues, not looks.
-        let peek = match timing.chosen {
-            Some((path, pc)) => Peek::Ready {
-                path: path as usize,
-                pc,
-            },
-            None => block.runner.peek(warp_index, &mut timing.streak),
+        let (peek, sources_ready) = match timing.chosen {
+            Some(chosen) => (
+                Peek::Ready {
+                    path: chosen.path as usize,
+                    pc: chosen.pc,
+                },
+                chosen.sources_ready,
+            ),
+            None => (block.runner.peek(warp_index, &mut timing.streak), false),
         };
         let (path, pc) = match peek {
             Peek::Ready { path, pc } => (path, pc),
             Peek::Blocked => {
-                timing.earliest = NEVER;
+                self.earliest[warp_ref.index as usize] = NEVER;
                 timing.blocked_since = Some(cycle);
                 block.blocked_warps += 1;
                 if block.blocked_warps == block.live_warps {
@@ -952,24 +975,32 @@ impl<'a> Sm<'a> {
             }
         };
         let record = &shared.issue.records[pc as usize];
-        // The scoreboard: sources read, destinations written in flight.
-        let mut ready = cycle;
-        let mut reason = StallReason::Wait;
-        for &register in shared.issue.checked(record) {
-            let at = timing.ready[register as usize];
-            if at > ready {
-                ready = at;
-                reason = timing.producer[register as usize];
+        // A stalled warp cannot issue before `ready` (only its own issues,
+        // and an atomic's delay, change its registers' ready times) or
+        // `free` (the pipes and queues only get busier), so the scans skip
+        // it until then, and then its sources are ready.
+        let chosen = Chosen {
+            path: path as u32,
+            pc,
+            sources_ready: true,
+        };
+        if !sources_ready {
+            // The scoreboard: sources read, destinations written in flight.
+            let mut ready = cycle;
+            let mut reason = StallReason::Wait;
+            for &register in shared.issue.checked(record) {
+                let at = timing.ready[register as usize];
+                if at > ready {
+                    ready = at;
+                    reason = timing.producer[register as usize];
+                }
             }
-        }
-        // A stalled warp cannot issue before `ready` (only its own issues
-        // change its registers' ready times) or `free` (the pipes and
-        // queues only get busier), so the scans skip it until then.
-        if ready > cycle {
-            stall(stats, timing, pc, reason, ready);
-            timing.chosen = Some((path as u32, pc));
-            timing.earliest = ready;
-            return Attempt::Stalled(ready);
+            if ready > cycle {
+                stall(stats, timing, pc, reason, ready);
+                timing.chosen = Some(chosen);
+                self.earliest[warp_ref.index as usize] = ready;
+                return Attempt::Stalled(ready);
+            }
         }
         let pipe = record.pipe;
         let cost = record.cost;
@@ -992,8 +1023,8 @@ impl<'a> Sm<'a> {
         };
         if free > cycle {
             stall(stats, timing, pc, throttle, free);
-            timing.chosen = Some((path as u32, pc));
-            timing.earliest = free;
+            timing.chosen = Some(chosen);
+            self.earliest[warp_ref.index as usize] = free;
             return Attempt::Stalled(free);
         }
         timing.chosen = None;
@@ -1001,7 +1032,7 @@ impl<'a> Sm<'a> {
         // have issued in.
         let not_selected = cycle.saturating_sub(timing.accounted);
         timing.accounted = cycle + 1;
-        timing.earliest = cycle + 1;
+        self.earliest[warp_ref.index as usize] = cycle + 1;
         timing.last_pc = pc;
         let may_open_barrier = record.may_open_barrier;
         let generations = if may_open_barrier {
@@ -1056,8 +1087,9 @@ impl<'a> Sm<'a> {
             let release =
                 block.barrier_counted.max(cycle) + u64::from(shared.costs.config.barrier_latency);
             if pipe == Pipe::Barrier {
+                let earliest = &mut self.earliest[warp_ref.index as usize];
+                *earliest = (*earliest).max(release);
                 let timing = &mut self.warps[warp_ref.index as usize];
-                timing.earliest = timing.earliest.max(release);
                 stall(stats, timing, pc, StallReason::Barrier, release);
             }
             self.wake_blocked(shared, stats, slot, cycle, release - cycle);
@@ -1095,7 +1127,7 @@ impl<'a> Sm<'a> {
                 let timing = &mut self.warps[warp_ref.index as usize];
                 if timing.memory_done > cycle + 1 {
                     stall(stats, timing, pc, StallReason::Membar, timing.memory_done);
-                    timing.earliest = timing.memory_done;
+                    self.earliest[warp_ref.index as usize] = timing.memory_done;
                 }
                 (0, cost.reason)
             }
@@ -1165,7 +1197,7 @@ impl<'a> Sm<'a> {
                 // `stall_long_sb`.
                 if arrival > cycle + 1 {
                     stall(stats, timing, pc, StallReason::LongScoreboard, arrival);
-                    timing.earliest = arrival;
+                    self.earliest[warp_ref.index as usize] = arrival;
                 }
                 None
             }
@@ -1421,6 +1453,10 @@ impl<'a> Sm<'a> {
             let register = &mut timing.ready[register as usize];
             *register = (*register).max(ready);
         }
+        if let Some(chosen) = &mut timing.chosen {
+            // Its next look checks the scoreboard again.
+            chosen.sources_ready = false;
+        }
         // A reduction (no old value) is the L2's business once it has
         // arrived there: its queue holds neither the SM nor a fence.
         if !written.is_empty() {
@@ -1450,12 +1486,13 @@ impl<'a> Sm<'a> {
         let block = self.slots[slot].as_mut().expect("resident");
         let release = cycle + delay;
         let timings = slot_warps(&mut self.warps, self.warps_per_block, slot);
-        for (warp_index, timing) in timings.iter_mut().enumerate() {
+        let earliest = slot_warps(&mut self.earliest, self.warps_per_block, slot);
+        for (warp_index, (timing, earliest)) in timings.iter_mut().zip(earliest).enumerate() {
             let Some(since) = timing.blocked_since.take() else {
                 continue;
             };
             block.blocked_warps -= 1;
-            timing.earliest = release;
+            *earliest = release;
             let sub = &mut self.sub_partitions[timing.sub_partition as usize];
             sub.next_possible = sub.next_possible.min(release);
             stall(stats, timing, timing.last_pc, StallReason::Barrier, release);
@@ -1489,7 +1526,7 @@ impl<'a> Sm<'a> {
             return;
         }
         timing.finished = true;
-        timing.earliest = NEVER;
+        self.earliest[warp_ref.index as usize] = NEVER;
         let sub_partition = timing.sub_partition as usize;
         block.live_warps -= 1;
         self.resident_warps -= 1;
@@ -1679,10 +1716,6 @@ mod tests {
         let base = std::ptr::addr_of!(timing) as usize;
         let end = |field: usize, size: usize| field - base + size;
         let ends = [
-            end(
-                std::ptr::addr_of!(timing.earliest) as usize,
-                std::mem::size_of_val(&timing.earliest),
-            ),
             end(
                 std::ptr::addr_of!(timing.accounted) as usize,
                 std::mem::size_of_val(&timing.accounted),
