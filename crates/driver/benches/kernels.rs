@@ -9,6 +9,12 @@ use std::path::{Path, PathBuf};
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 
+/// The allocator the `warpsim` binary ships with (`crates/warpsim/src/main.rs`
+/// says why), so that in-process launches allocate and fault in their
+/// register files as the command's do.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const KERNELS: [&str; 3] = ["transposeSmem", "reduceSequential", "fmaLoop"];
 
 fn launch_path(kernel: &str) -> PathBuf {
