@@ -1714,36 +1714,20 @@ mod tests {
         // whose type grows moves the end with it.
         let timing = WarpTiming::default();
         let base = std::ptr::addr_of!(timing) as usize;
-        let end = |field: usize, size: usize| field - base + size;
+        macro_rules! end_of {
+            ($field:ident) => {
+                std::ptr::addr_of!(timing.$field) as usize - base
+                    + std::mem::size_of_val(&timing.$field)
+            };
+        }
         let ends = [
-            end(
-                std::ptr::addr_of!(timing.accounted) as usize,
-                std::mem::size_of_val(&timing.accounted),
-            ),
-            end(
-                std::ptr::addr_of!(timing.ready) as usize,
-                std::mem::size_of_val(&timing.ready),
-            ),
-            end(
-                std::ptr::addr_of!(timing.chosen) as usize,
-                std::mem::size_of_val(&timing.chosen),
-            ),
-            end(
-                std::ptr::addr_of!(timing.streak) as usize,
-                std::mem::size_of_val(&timing.streak),
-            ),
-            end(
-                std::ptr::addr_of!(timing.last_pc) as usize,
-                std::mem::size_of_val(&timing.last_pc),
-            ),
-            end(
-                std::ptr::addr_of!(timing.sub_partition) as usize,
-                std::mem::size_of_val(&timing.sub_partition),
-            ),
-            end(
-                std::ptr::addr_of!(timing.finished) as usize,
-                std::mem::size_of_val(&timing.finished),
-            ),
+            end_of!(accounted),
+            end_of!(ready),
+            end_of!(chosen),
+            end_of!(streak),
+            end_of!(last_pc),
+            end_of!(sub_partition),
+            end_of!(finished),
         ];
         let last = ends.into_iter().max().unwrap();
         assert!(last <= 64, "the fields an issue reads end at byte {last}");
