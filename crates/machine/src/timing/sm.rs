@@ -984,6 +984,15 @@ impl<'a> Sm<'a> {
             pc,
             sources_ready: true,
         };
+        debug_assert!(
+            !sources_ready
+                || shared
+                    .issue
+                    .checked(record)
+                    .iter()
+                    .all(|&register| timing.ready[register as usize] <= cycle),
+            "warp {warp_ref:?} skips the scoreboard at pc {pc}, cycle {cycle}, with a source not ready"
+        );
         if !sources_ready {
             // The scoreboard: sources read, destinations written in flight.
             let mut ready = cycle;
