@@ -23,7 +23,7 @@ use crate::initcheck::WrittenBytes;
 use crate::memory::{GlobalMemory, SHARED_WINDOW, WINDOW_SIZE};
 use crate::program::*;
 use crate::racecheck::SharedRaces;
-use crate::semantics::{execute_compiled, fault, map_active, uniform_value, Fault};
+use crate::semantics::{execute_instruction, fault, map_active, uniform_value, Fault};
 use crate::stats::RunStats;
 use crate::store_buffer::StoreBuffer;
 use crate::warp::{Barrier, Path, PathWait, Warp, WARP_SIZE};
@@ -458,7 +458,7 @@ impl<'a> BlockRunner<'a> {
             crate::weak_memory::perform_before(weak, env, warp, state, instruction);
         }
         if let Err(fault) =
-            execute_compiled::<HARDWARE_FMA>(env, warp, state, path_index, pc, active)
+            execute_instruction::<HARDWARE_FMA>(env, warp, state, path_index, pc, active)
         {
             return (active, Err(self.fault_error(*fault, pc, warp_index)));
         }

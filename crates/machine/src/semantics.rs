@@ -332,91 +332,6 @@ fn execute<const HARDWARE_FMA: bool>(
     let instruction = &env.program.code[pc as usize];
     let values = &mut warp.values;
     match instruction.kind {
-        Kind::IntBinary { op, ty, dst, a, b } => match op {
-            IntBinary::Add => map2(values, dst, a, b, active, |x, y| arith::int_add(x, y, ty)),
-            IntBinary::Sub => map2(values, dst, a, b, active, |x, y| arith::int_sub(x, y, ty)),
-            IntBinary::MulLo => map2(values, dst, a, b, active, |x, y| {
-                arith::int_mul_lo(x, y, ty)
-            }),
-            IntBinary::MulHi => map2(values, dst, a, b, active, |x, y| {
-                arith::int_mul_hi(x, y, ty)
-            }),
-            IntBinary::MulWide => map2(values, dst, a, b, active, |x, y| {
-                arith::int_mul_wide(x, y, ty)
-            }),
-            IntBinary::Div => map2(values, dst, a, b, active, |x, y| arith::int_div(x, y, ty)),
-            IntBinary::Rem => map2(values, dst, a, b, active, |x, y| arith::int_rem(x, y, ty)),
-            IntBinary::Min => map2(values, dst, a, b, active, |x, y| arith::int_min(x, y, ty)),
-            IntBinary::Max => map2(values, dst, a, b, active, |x, y| arith::int_max(x, y, ty)),
-            IntBinary::And => map2(values, dst, a, b, active, |x, y| x & y),
-            IntBinary::Or => map2(values, dst, a, b, active, |x, y| x | y),
-            IntBinary::Xor => map2(values, dst, a, b, active, |x, y| x ^ y),
-            IntBinary::Shl => map2(values, dst, a, b, active, |x, y| arith::int_shl(x, y, ty)),
-            IntBinary::Shr => map2(values, dst, a, b, active, |x, y| arith::int_shr(x, y, ty)),
-        },
-        Kind::FloatBinary { op, ty, dst, a, b } => match ty {
-            // One closure per operation, so each lane loop is monomorphic.
-            // NaN results are the canonical NaN, as on NVIDIA GPUs.
-            FloatType::F32 => {
-                let result = arith::f32_result;
-                match op {
-                    FloatBinary::Add => map2(values, dst, a, b, active, |x, y| {
-                        result(f32_of(x) + f32_of(y))
-                    }),
-                    FloatBinary::Sub => map2(values, dst, a, b, active, |x, y| {
-                        result(f32_of(x) - f32_of(y))
-                    }),
-                    FloatBinary::Mul => map2(values, dst, a, b, active, |x, y| {
-                        result(f32_of(x) * f32_of(y))
-                    }),
-                    FloatBinary::Div => map2(values, dst, a, b, active, |x, y| {
-                        result(f32_of(x) / f32_of(y))
-                    }),
-                    FloatBinary::Min => map2(values, dst, a, b, active, |x, y| {
-                        result(arith::f32_min(f32_of(x), f32_of(y)))
-                    }),
-                    FloatBinary::Max => map2(values, dst, a, b, active, |x, y| {
-                        result(arith::f32_max(f32_of(x), f32_of(y)))
-                    }),
-                }
-            }
-            FloatType::F64 => {
-                let (x, y) = (f64::from_bits, f64::from_bits);
-                match op {
-                    FloatBinary::Add => {
-                        map2(values, dst, a, b, active, |p, q| (x(p) + y(q)).to_bits())
-                    }
-                    FloatBinary::Sub => {
-                        map2(values, dst, a, b, active, |p, q| (x(p) - y(q)).to_bits())
-                    }
-                    FloatBinary::Mul => {
-                        map2(values, dst, a, b, active, |p, q| (x(p) * y(q)).to_bits())
-                    }
-                    FloatBinary::Div => {
-                        map2(values, dst, a, b, active, |p, q| (x(p) / y(q)).to_bits())
-                    }
-                    FloatBinary::Min => map2(values, dst, a, b, active, |p, q| {
-                        arith::f64_min(x(p), y(q)).to_bits()
-                    }),
-                    FloatBinary::Max => map2(values, dst, a, b, active, |p, q| {
-                        arith::f64_max(x(p), y(q)).to_bits()
-                    }),
-                }
-            }
-        },
-        Kind::IntUnary { op, ty, dst, a } => match op {
-            IntUnary::Mov => map1(values, dst, a, active, |x| x & width_mask(ty.bits)),
-            IntUnary::Neg => map1(values, dst, a, active, |x| arith::int_neg(x, ty)),
-            IntUnary::Abs => map1(values, dst, a, active, |x| arith::int_abs(x, ty)),
-            IntUnary::Not => map1(values, dst, a, active, |x| !x & width_mask(ty.bits)),
-            IntUnary::Popc => map1(values, dst, a, active, |x| arith::int_popc(x, ty)),
-            IntUnary::Clz => map1(values, dst, a, active, |x| arith::int_clz(x, ty)),
-            IntUnary::Brev => map1(values, dst, a, active, |x| arith::int_brev(x, ty)),
-            IntUnary::Bfind => map1(values, dst, a, active, |x| arith::int_bfind(x, ty, false)),
-            IntUnary::BfindShiftAmount => {
-                map1(values, dst, a, active, |x| arith::int_bfind(x, ty, true))
-            }
-        },
         // One closure per operation, so each lane loop is monomorphic. Sign
         // operations change the sign bit only; the others give NVIDIA's
         // canonical NaN. The approximate forms (`ex2`, `lg2`, `sin`, `cos`)
@@ -447,87 +362,6 @@ fn execute<const HARDWARE_FMA: bool>(
                 FloatUnary::Cos => map1(values, dst, a, active, f64_lane(f64::cos)),
             },
         },
-        Kind::IntMulAdd {
-            mode,
-            ty,
-            dst,
-            a,
-            b,
-            c,
-        } => match mode {
-            // The mode is chosen once, outside the lane loop, so that the
-            // common `mad.lo` vectorises.
-            warpsim_ir::MulAddMode::Hi | warpsim_ir::MulAddMode::Wide => {
-                map3(values, dst, a, b, c, active, |x, y, z| {
-                    arith::int_mad(mode, x, y, z, ty)
-                })
-            }
-            _ => {
-                let mask = width_mask(ty.bits);
-                map3(values, dst, a, b, c, active, |x, y, z| {
-                    x.wrapping_mul(y).wrapping_add(z) & mask
-                })
-            }
-        },
-        Kind::Fma { ty, dst, a, b, c } => match ty {
-            // With the FMA instruction set, `mul_add` is one correctly rounded instruction.
-            FloatType::F32 if HARDWARE_FMA => map3(values, dst, a, b, c, active, |x, y, z| {
-                arith::f32_result(f32_of(x).mul_add(f32_of(y), f32_of(z)))
-            }),
-            // All lanes first through `f64` in one branch-free (vectorisable)
-            // pass, then the rare lanes where that could round differently again.
-            FloatType::F32 if active == u32::MAX => {
-                let (a, b, c) = (values.read(a), values.read(b), values.read(c));
-                let mut wide = [0f64; WARP_SIZE];
-                for (lane, wide) in wide.iter_mut().enumerate() {
-                    *wide = arith::fma_f32_wide(f32_of(a[lane]), f32_of(b[lane]), f32_of(c[lane]));
-                }
-                let mut fallback = 0u32;
-                for (lane, &wide) in wide.iter().enumerate() {
-                    fallback |= u32::from(arith::fma_f32_needs_fallback(wide)) << lane;
-                }
-                // The rare lanes are recomputed before any lane of `dst` is
-                // written, since `dst` may be one of the sources.
-                let mut exact = [0f32; WARP_SIZE];
-                let mut pending = fallback;
-                while pending != 0 {
-                    let lane = pending.trailing_zeros() as usize;
-                    exact[lane] = arith::fma_f32(f32_of(a[lane]), f32_of(b[lane]), f32_of(c[lane]));
-                    pending &= pending - 1;
-                }
-                let out = map_active(u32::MAX, |lane| {
-                    let value = if fallback >> lane & 1 != 0 {
-                        exact[lane]
-                    } else {
-                        wide[lane] as f32
-                    };
-                    arith::f32_result(value)
-                });
-                values.write(dst, u32::MAX, &out);
-            }
-            FloatType::F32 => map3(values, dst, a, b, c, active, |x, y, z| {
-                f32_bits(arith::fma_f32(f32_of(x), f32_of(y), f32_of(z)))
-            }),
-            FloatType::F64 => map3(values, dst, a, b, c, active, |x, y, z| {
-                f64::from_bits(x)
-                    .mul_add(f64::from_bits(y), f64::from_bits(z))
-                    .to_bits()
-            }),
-        },
-        Kind::Setp {
-            cmp,
-            ty,
-            dst,
-            dst_not,
-            a,
-            b,
-            combine,
-        } => {
-            let a = values.read(a);
-            let b = values.read(b);
-            let result = compare_lanes(cmp, ty, &a, &b);
-            set_preds(warp, active, result, dst, dst_not, combine);
-        }
         Kind::Set {
             cmp,
             ty,
@@ -562,25 +396,6 @@ fn execute<const HARDWARE_FMA: bool>(
             );
             warp.values.write(dst, active, &out);
         }
-        Kind::Selp {
-            dst,
-            a,
-            b,
-            cond,
-            negated,
-        } => {
-            let a = values.read(a);
-            let b = values.read(b);
-            let bits = warp.pred_bits(cond, negated);
-            let out = map_active(active, |lane| {
-                if bits >> lane & 1 != 0 {
-                    a[lane]
-                } else {
-                    b[lane]
-                }
-            });
-            warp.values.write(dst, active, &out);
-        }
         Kind::PredBinary {
             op,
             dst,
@@ -596,22 +411,6 @@ fn execute<const HARDWARE_FMA: bool>(
             );
             warp.set_pred(dst, active, result);
         }
-        Kind::Cvt {
-            dst_ty,
-            src_ty,
-            rounding,
-            saturate,
-            dst,
-            src,
-        } => match (src_ty, dst_ty, saturate) {
-            // Integer widening and narrowing, by far the most common conversion.
-            (NumberType::Int(from), NumberType::Int(to), false) => {
-                map1(values, dst, src, active, |x| arith::resize_int(x, from, to))
-            }
-            _ => map1(values, dst, src, active, |x| {
-                arith::convert(x, src_ty, dst_ty, rounding, saturate)
-            }),
-        },
         Kind::ReadClock { dst, wide } => {
             let clock = if wide {
                 state.clock
@@ -800,16 +599,297 @@ fn execute<const HARDWARE_FMA: bool>(
                 map1(values, dst, src, active, |x| x.wrapping_sub(window) & mask);
             }
         }
-        Kind::Branch { target, reconverge } => {
-            branch(warp, path_index, active, target, reconverge);
-            return Ok(());
-        }
         // Exits leave the paths where they are (only masks and waits change).
         Kind::Exit => exit_lanes(env.program, warp, state, active),
+        // The common arithmetic and branches, compiled apart
+        // (`execute_arithmetic`); the issue path goes there directly.
+        ref kind if is_arithmetic(kind) => {
+            return execute_arithmetic_compiled::<HARDWARE_FMA>(
+                env, warp, state, path_index, pc, active,
+            )
+        }
         // The rest, compiled apart (`execute_other`).
         _ => {
             return execute_other_compiled::<HARDWARE_FMA>(env, warp, state, path_index, pc, active)
         }
+    }
+    warp.paths[path_index].pc = pc + 1;
+    Ok(())
+}
+
+/// Whether an instruction of `kind` is one of the common arithmetic,
+/// comparison, conversion and branch instructions that
+/// [`execute_arithmetic`] runs.
+#[inline(always)]
+pub(crate) fn is_arithmetic(kind: &Kind) -> bool {
+    matches!(
+        kind,
+        Kind::IntBinary { .. }
+            | Kind::FloatBinary { .. }
+            | Kind::IntUnary { .. }
+            | Kind::IntMulAdd { .. }
+            | Kind::Fma { .. }
+            | Kind::Setp { .. }
+            | Kind::Selp { .. }
+            | Kind::Cvt { .. }
+            | Kind::Branch { .. }
+    )
+}
+
+/// Executes the instruction at `pc`, as [`execute`]: the common arithmetic
+/// apart ([`is_arithmetic`]), in a function whose stack frame holds only
+/// their operand arrays.
+#[inline(always)]
+pub(crate) fn execute_instruction<const HARDWARE_FMA: bool>(
+    env: &LaunchEnv,
+    warp: &mut Warp,
+    state: &mut BlockState,
+    path_index: usize,
+    pc: u32,
+    active: u32,
+) -> Result<(), Fault> {
+    if is_arithmetic(&env.program.code[pc as usize].kind) {
+        execute_arithmetic_compiled::<HARDWARE_FMA>(env, warp, state, path_index, pc, active)
+    } else {
+        execute_compiled::<HARDWARE_FMA>(env, warp, state, path_index, pc, active)
+    }
+}
+
+compiled_for_host!(
+    /// [`execute_arithmetic`], compiled apart from its callers.
+    ///
+    /// Every issued instruction paid on entry for the frame of
+    /// [`execute`], thirteen kilobytes of the operand arrays of all its
+    /// arms (three page probes and the cache lines of a frame that size);
+    /// the instructions most kernels mostly run pay here only for their
+    /// own.
+    execute_arithmetic_compiled,
+    execute_arithmetic_portable,
+    execute_arithmetic_avx2_fma,
+    execute_arithmetic
+);
+
+/// [`execute`] of the instructions [`is_arithmetic`] names.
+#[inline(always)]
+fn execute_arithmetic<const HARDWARE_FMA: bool>(
+    env: &LaunchEnv,
+    warp: &mut Warp,
+    _state: &mut BlockState,
+    path_index: usize,
+    pc: u32,
+    active: u32,
+) -> Result<(), Fault> {
+    let instruction = &env.program.code[pc as usize];
+    let values = &mut warp.values;
+    match instruction.kind {
+        Kind::IntBinary { op, ty, dst, a, b } => match op {
+            IntBinary::Add => map2(values, dst, a, b, active, |x, y| arith::int_add(x, y, ty)),
+            IntBinary::Sub => map2(values, dst, a, b, active, |x, y| arith::int_sub(x, y, ty)),
+            IntBinary::MulLo => map2(values, dst, a, b, active, |x, y| {
+                arith::int_mul_lo(x, y, ty)
+            }),
+            IntBinary::MulHi => map2(values, dst, a, b, active, |x, y| {
+                arith::int_mul_hi(x, y, ty)
+            }),
+            IntBinary::MulWide => map2(values, dst, a, b, active, |x, y| {
+                arith::int_mul_wide(x, y, ty)
+            }),
+            IntBinary::Div => map2(values, dst, a, b, active, |x, y| arith::int_div(x, y, ty)),
+            IntBinary::Rem => map2(values, dst, a, b, active, |x, y| arith::int_rem(x, y, ty)),
+            IntBinary::Min => map2(values, dst, a, b, active, |x, y| arith::int_min(x, y, ty)),
+            IntBinary::Max => map2(values, dst, a, b, active, |x, y| arith::int_max(x, y, ty)),
+            IntBinary::And => map2(values, dst, a, b, active, |x, y| x & y),
+            IntBinary::Or => map2(values, dst, a, b, active, |x, y| x | y),
+            IntBinary::Xor => map2(values, dst, a, b, active, |x, y| x ^ y),
+            IntBinary::Shl => map2(values, dst, a, b, active, |x, y| arith::int_shl(x, y, ty)),
+            IntBinary::Shr => map2(values, dst, a, b, active, |x, y| arith::int_shr(x, y, ty)),
+        },
+        Kind::FloatBinary { op, ty, dst, a, b } => match ty {
+            // One closure per operation, so each lane loop is monomorphic.
+            // NaN results are the canonical NaN, as on NVIDIA GPUs.
+            FloatType::F32 => {
+                let result = arith::f32_result;
+                match op {
+                    FloatBinary::Add => map2(values, dst, a, b, active, |x, y| {
+                        result(f32_of(x) + f32_of(y))
+                    }),
+                    FloatBinary::Sub => map2(values, dst, a, b, active, |x, y| {
+                        result(f32_of(x) - f32_of(y))
+                    }),
+                    FloatBinary::Mul => map2(values, dst, a, b, active, |x, y| {
+                        result(f32_of(x) * f32_of(y))
+                    }),
+                    FloatBinary::Div => map2(values, dst, a, b, active, |x, y| {
+                        result(f32_of(x) / f32_of(y))
+                    }),
+                    FloatBinary::Min => map2(values, dst, a, b, active, |x, y| {
+                        result(arith::f32_min(f32_of(x), f32_of(y)))
+                    }),
+                    FloatBinary::Max => map2(values, dst, a, b, active, |x, y| {
+                        result(arith::f32_max(f32_of(x), f32_of(y)))
+                    }),
+                }
+            }
+            FloatType::F64 => {
+                let (x, y) = (f64::from_bits, f64::from_bits);
+                match op {
+                    FloatBinary::Add => {
+                        map2(values, dst, a, b, active, |p, q| (x(p) + y(q)).to_bits())
+                    }
+                    FloatBinary::Sub => {
+                        map2(values, dst, a, b, active, |p, q| (x(p) - y(q)).to_bits())
+                    }
+                    FloatBinary::Mul => {
+                        map2(values, dst, a, b, active, |p, q| (x(p) * y(q)).to_bits())
+                    }
+                    FloatBinary::Div => {
+                        map2(values, dst, a, b, active, |p, q| (x(p) / y(q)).to_bits())
+                    }
+                    FloatBinary::Min => map2(values, dst, a, b, active, |p, q| {
+                        arith::f64_min(x(p), y(q)).to_bits()
+                    }),
+                    FloatBinary::Max => map2(values, dst, a, b, active, |p, q| {
+                        arith::f64_max(x(p), y(q)).to_bits()
+                    }),
+                }
+            }
+        },
+        Kind::IntUnary { op, ty, dst, a } => match op {
+            IntUnary::Mov => map1(values, dst, a, active, |x| x & width_mask(ty.bits)),
+            IntUnary::Neg => map1(values, dst, a, active, |x| arith::int_neg(x, ty)),
+            IntUnary::Abs => map1(values, dst, a, active, |x| arith::int_abs(x, ty)),
+            IntUnary::Not => map1(values, dst, a, active, |x| !x & width_mask(ty.bits)),
+            IntUnary::Popc => map1(values, dst, a, active, |x| arith::int_popc(x, ty)),
+            IntUnary::Clz => map1(values, dst, a, active, |x| arith::int_clz(x, ty)),
+            IntUnary::Brev => map1(values, dst, a, active, |x| arith::int_brev(x, ty)),
+            IntUnary::Bfind => map1(values, dst, a, active, |x| arith::int_bfind(x, ty, false)),
+            IntUnary::BfindShiftAmount => {
+                map1(values, dst, a, active, |x| arith::int_bfind(x, ty, true))
+            }
+        },
+        Kind::IntMulAdd {
+            mode,
+            ty,
+            dst,
+            a,
+            b,
+            c,
+        } => match mode {
+            // The mode is chosen once, outside the lane loop, so that the
+            // common `mad.lo` vectorises.
+            warpsim_ir::MulAddMode::Hi | warpsim_ir::MulAddMode::Wide => {
+                map3(values, dst, a, b, c, active, |x, y, z| {
+                    arith::int_mad(mode, x, y, z, ty)
+                })
+            }
+            _ => {
+                let mask = width_mask(ty.bits);
+                map3(values, dst, a, b, c, active, |x, y, z| {
+                    x.wrapping_mul(y).wrapping_add(z) & mask
+                })
+            }
+        },
+        Kind::Fma { ty, dst, a, b, c } => match ty {
+            // With the FMA instruction set, `mul_add` is one correctly rounded instruction.
+            FloatType::F32 if HARDWARE_FMA => map3(values, dst, a, b, c, active, |x, y, z| {
+                arith::f32_result(f32_of(x).mul_add(f32_of(y), f32_of(z)))
+            }),
+            // All lanes first through `f64` in one branch-free (vectorisable)
+            // pass, then the rare lanes where that could round differently again.
+            FloatType::F32 if active == u32::MAX => {
+                let (a, b, c) = (values.read(a), values.read(b), values.read(c));
+                let mut wide = [0f64; WARP_SIZE];
+                for (lane, wide) in wide.iter_mut().enumerate() {
+                    *wide = arith::fma_f32_wide(f32_of(a[lane]), f32_of(b[lane]), f32_of(c[lane]));
+                }
+                let mut fallback = 0u32;
+                for (lane, &wide) in wide.iter().enumerate() {
+                    fallback |= u32::from(arith::fma_f32_needs_fallback(wide)) << lane;
+                }
+                // The rare lanes are recomputed before any lane of `dst` is
+                // written, since `dst` may be one of the sources.
+                let mut exact = [0f32; WARP_SIZE];
+                let mut pending = fallback;
+                while pending != 0 {
+                    let lane = pending.trailing_zeros() as usize;
+                    exact[lane] = arith::fma_f32(f32_of(a[lane]), f32_of(b[lane]), f32_of(c[lane]));
+                    pending &= pending - 1;
+                }
+                let out = map_active(u32::MAX, |lane| {
+                    let value = if fallback >> lane & 1 != 0 {
+                        exact[lane]
+                    } else {
+                        wide[lane] as f32
+                    };
+                    arith::f32_result(value)
+                });
+                values.write(dst, u32::MAX, &out);
+            }
+            FloatType::F32 => map3(values, dst, a, b, c, active, |x, y, z| {
+                f32_bits(arith::fma_f32(f32_of(x), f32_of(y), f32_of(z)))
+            }),
+            FloatType::F64 => map3(values, dst, a, b, c, active, |x, y, z| {
+                f64::from_bits(x)
+                    .mul_add(f64::from_bits(y), f64::from_bits(z))
+                    .to_bits()
+            }),
+        },
+        Kind::Setp {
+            cmp,
+            ty,
+            dst,
+            dst_not,
+            a,
+            b,
+            combine,
+        } => {
+            let a = values.read(a);
+            let b = values.read(b);
+            let result = compare_lanes(cmp, ty, &a, &b);
+            set_preds(warp, active, result, dst, dst_not, combine);
+        }
+        Kind::Selp {
+            dst,
+            a,
+            b,
+            cond,
+            negated,
+        } => {
+            let a = values.read(a);
+            let b = values.read(b);
+            let bits = warp.pred_bits(cond, negated);
+            let out = map_active(active, |lane| {
+                if bits >> lane & 1 != 0 {
+                    a[lane]
+                } else {
+                    b[lane]
+                }
+            });
+            warp.values.write(dst, active, &out);
+        }
+        Kind::Cvt {
+            dst_ty,
+            src_ty,
+            rounding,
+            saturate,
+            dst,
+            src,
+        } => match (src_ty, dst_ty, saturate) {
+            // Integer widening and narrowing, by far the most common conversion.
+            (NumberType::Int(from), NumberType::Int(to), false) => {
+                map1(values, dst, src, active, |x| arith::resize_int(x, from, to))
+            }
+            _ => map1(values, dst, src, active, |x| {
+                arith::convert(x, src_ty, dst_ty, rounding, saturate)
+            }),
+        },
+        Kind::Branch { target, reconverge } => {
+            branch(warp, path_index, active, target, reconverge);
+            return Ok(());
+        }
+        // Only the kinds `is_arithmetic` names come here; the others go
+        // to `execute`, which handles every kind.
+        _ => return execute_compiled::<HARDWARE_FMA>(env, warp, _state, path_index, pc, active),
     }
     warp.paths[path_index].pc = pc + 1;
     Ok(())

@@ -115,8 +115,11 @@ pub(crate) struct IssueRecord {
     cost: PipeCost,
     /// The registers the scoreboard checks are
     /// `IssueRecords::registers[first..first + checked]`: the reads, then
-    /// the writes, which are the last `written` of them.
+    /// the writes, which are the last `written` of them. Up to
+    /// `INLINE_REGISTERS` of them, the common case, are also here, where
+    /// the issue finds them without a second lookup.
     first: u32,
+    inline: [u32; INLINE_REGISTERS],
     checked: u8,
     written: u8,
     /// A barrier or an exit, which may open a barrier.
@@ -129,6 +132,10 @@ pub(crate) struct IssueRecord {
     lends_counters: bool,
 }
 
+/// How many of an instruction's checked registers its issue record holds
+/// itself: an arithmetic instruction's three sources and its destination.
+const INLINE_REGISTERS: usize = 4;
+
 /// The issue records of a program, by program counter, and the registers
 /// they name.
 pub(crate) struct IssueRecords {
@@ -139,16 +146,20 @@ pub(crate) struct IssueRecords {
 impl IssueRecords {
     /// The registers the scoreboard checks before `record` issues.
     #[inline(always)]
-    fn checked(&self, record: &IssueRecord) -> &[u32] {
+    fn checked<'r>(&'r self, record: &'r IssueRecord) -> &'r [u32] {
+        let checked = usize::from(record.checked);
+        if checked <= INLINE_REGISTERS {
+            return &record.inline[..checked];
+        }
         let first = record.first as usize;
-        &self.registers[first..first + usize::from(record.checked)]
+        &self.registers[first..first + checked]
     }
 
     /// The registers `record` writes.
     #[inline(always)]
-    fn written(&self, record: &IssueRecord) -> &[u32] {
-        let end = record.first as usize + usize::from(record.checked);
-        &self.registers[end - usize::from(record.written)..end]
+    fn written<'r>(&'r self, record: &'r IssueRecord) -> &'r [u32] {
+        let checked = self.checked(record);
+        &checked[checked.len() - usize::from(record.written)..]
     }
 }
 
@@ -294,10 +305,16 @@ impl Costs {
                         .filter(|&register| ever_written[register as usize]),
                 );
                 registers.extend_from_slice(writes);
+                let mut inline = [0; INLINE_REGISTERS];
+                let checked = &registers[first as usize..];
+                if checked.len() <= INLINE_REGISTERS {
+                    inline[..checked.len()].copy_from_slice(checked);
+                }
                 IssueRecord {
                     pipe: timing.pipe,
                     cost: self.of(timing.pipe),
                     first,
+                    inline,
                     checked: (registers.len() as u32 - first) as u8,
                     written: writes.len() as u8,
                     // Only barriers and exits open barriers (an exit lowers
@@ -369,8 +386,9 @@ pub(crate) struct Shared<'s, 'a> {
 struct WarpTiming {
     /// Stall cycles are counted up to here.
     accounted: u64,
-    /// Per register (values, then predicates): the cycle its value is ready.
-    ready: Box<[u64]>,
+    /// Per register (values, then predicates): when its value is ready,
+    /// and what waiting for it counts as.
+    ready: Box<[RegisterReady]>,
     /// The path and instruction the warp chose and stalled at, until it
     /// issues them.
     chosen: Option<Chosen>,
@@ -379,8 +397,6 @@ struct WarpTiming {
     last_pc: u32,
     sub_partition: u8,
     finished: bool,
-    /// Per register: what waiting for it counts as.
-    producer: Vec<StallReason>,
     /// Every path waits (a barrier, a warp sync), since this cycle.
     blocked_since: Option<u64>,
     /// When the warp's stores and atomics so far are complete (fences wait).
@@ -390,6 +406,24 @@ struct WarpTiming {
     /// When each of the warp's committed `cp.async` groups still pending
     /// has arrived, oldest first.
     copy_groups: Vec<u64>,
+}
+
+/// When a register's value is ready, and what a wait for it counts as
+/// (the pipe or memory of the instruction that writes it): one entry, so
+/// that the scoreboard finds both at once.
+#[derive(Clone, Copy, Debug)]
+struct RegisterReady {
+    at: u64,
+    producer: StallReason,
+}
+
+impl Default for RegisterReady {
+    fn default() -> Self {
+        RegisterReady {
+            at: 0,
+            producer: StallReason::Wait,
+        }
+    }
 }
 
 /// The instruction a warp chose and stalled at.
@@ -410,15 +444,12 @@ impl WarpTiming {
     /// caller's to set), reusing the allocations of the warp it replaces.
     fn start(&mut self, registers: usize, sub_partition: u8, start: u64) {
         let mut ready = std::mem::take(&mut self.ready);
-        let mut producer = std::mem::take(&mut self.producer);
         let mut copy_groups = std::mem::take(&mut self.copy_groups);
         if ready.len() == registers {
-            ready.fill(0);
+            ready.fill(RegisterReady::default());
         } else {
-            ready = vec![0; registers].into_boxed_slice();
+            ready = vec![RegisterReady::default(); registers].into_boxed_slice();
         }
-        producer.clear();
-        producer.resize(registers, StallReason::Wait);
         copy_groups.clear();
         *self = WarpTiming {
             accounted: start,
@@ -428,7 +459,6 @@ impl WarpTiming {
             last_pc: 0,
             sub_partition,
             finished: false,
-            producer,
             blocked_since: None,
             memory_done: start,
             copies_uncommitted: start,
@@ -919,6 +949,13 @@ impl<'a> Sm<'a> {
     }
 
     /// Tries to issue the next instruction of one warp at `cycle`.
+    ///
+    /// The SM's fields are borrowed apart (the block, the warp's timing,
+    /// its sub-partition), so that the issue path holds them in locals
+    /// across the block's run of the instruction rather than finding them
+    /// through `self` again after it; what only some instructions need
+    /// (a warp with nothing to issue, the memory pipes, a barrier that
+    /// opens) is done through `self` once those borrows end.
     #[inline(always)]
     fn try_issue<const HARDWARE_FMA: bool>(
         &mut self,
@@ -929,8 +966,20 @@ impl<'a> Sm<'a> {
     ) -> Attempt {
         let slot = warp_ref.slot as usize;
         let warp_index = warp_ref.warp as usize;
-        let block = self.slots[slot].as_mut().expect("resident");
-        let timing = &mut self.warps[warp_ref.index as usize];
+        let Sm {
+            slots,
+            warps,
+            earliest,
+            sub_partitions,
+            arbiter,
+            data_path_free,
+            l2_free,
+            issued,
+            ..
+        } = self;
+        let block = slots[slot].as_mut().expect("resident");
+        let timing = &mut warps[warp_ref.index as usize];
+        let earliest = &mut earliest[warp_ref.index as usize];
         // A warp that stalled keeps the instruction it chose: nothing but
         // its own issue changes its paths (lanes let go at a reconvergence
         // point aside, which forgets the choice), and a path's streak
@@ -945,34 +994,8 @@ impl<'a> Sm<'a> {
             ),
             None => (block.runner.peek(warp_index, &mut timing.streak), false),
         };
-        let (path, pc) = match peek {
-            Peek::Ready { path, pc } => (path, pc),
-            Peek::Blocked => {
-                self.earliest[warp_ref.index as usize] = NEVER;
-                timing.blocked_since = Some(cycle);
-                block.blocked_warps += 1;
-                if block.blocked_warps == block.live_warps {
-                    // Nothing in the block can move unless lanes held at a
-                    // reconvergence point go on.
-                    match block.runner.unblock_or_deadlock() {
-                        Ok(()) => {
-                            for timing in self.block_warps(slot) {
-                                timing.chosen = None;
-                            }
-                            self.wake_blocked(shared, stats, slot, cycle, 0)
-                        }
-                        Err(error) => {
-                            self.depart(shared, slot, cycle, Some(error));
-                            return Attempt::Left;
-                        }
-                    }
-                }
-                return Attempt::Stalled(NEVER);
-            }
-            Peek::Finished => {
-                self.finish_warp(shared, stats, warp_ref, cycle);
-                return Attempt::Left;
-            }
+        let Peek::Ready { path, pc } = peek else {
+            return self.nothing_to_issue(shared, stats, warp_ref, peek, cycle);
         };
         let record = &shared.issue.records[pc as usize];
         // A stalled warp cannot issue before `ready` (only its own issues,
@@ -990,7 +1013,7 @@ impl<'a> Sm<'a> {
                     .issue
                     .checked(record)
                     .iter()
-                    .all(|&register| timing.ready[register as usize] <= cycle),
+                    .all(|&register| timing.ready[register as usize].at <= cycle),
             "warp {warp_ref:?} skips the scoreboard at pc {pc}, cycle {cycle}, with a source not ready"
         );
         if !sources_ready {
@@ -998,42 +1021,40 @@ impl<'a> Sm<'a> {
             let mut ready = cycle;
             let mut reason = StallReason::Wait;
             for &register in shared.issue.checked(record) {
-                let at = timing.ready[register as usize];
-                if at > ready {
-                    ready = at;
-                    reason = timing.producer[register as usize];
+                let entry = timing.ready[register as usize];
+                if entry.at > ready {
+                    ready = entry.at;
+                    reason = entry.producer;
                 }
             }
             if ready > cycle {
                 stall(stats, timing, pc, reason, ready);
                 timing.chosen = Some(chosen);
-                self.earliest[warp_ref.index as usize] = ready;
+                *earliest = ready;
                 return Attempt::Stalled(ready);
             }
         }
         let pipe = record.pipe;
         let cost = record.cost;
-        let sub_partition = timing.sub_partition as usize;
-        let ports = &self.sub_partitions[sub_partition].port_free;
-        let port_free = ports[cost.port];
+        let sub = &mut sub_partitions[timing.sub_partition as usize];
         let (free, throttle) = match pipe {
             Pipe::Memory(MemoryPipe::Param | MemoryPipe::Const) => (cycle, StallReason::Wait),
             Pipe::Memory(MemoryPipe::Shared | MemoryPipe::Generic) | Pipe::WarpShuffle => (
-                ports[PORT_MIO].max(self.data_path_free.saturating_sub(MEMORY_QUEUE_CYCLES)),
+                sub.port_free[PORT_MIO].max(data_path_free.saturating_sub(MEMORY_QUEUE_CYCLES)),
                 StallReason::MioThrottle,
             ),
             Pipe::Memory(_) => (
-                ports[PORT_MIO]
-                    .max(self.data_path_free.saturating_sub(MEMORY_QUEUE_CYCLES))
-                    .max((self.l2_free as u64).saturating_sub(L2_QUEUE_CYCLES)),
+                sub.port_free[PORT_MIO]
+                    .max(data_path_free.saturating_sub(MEMORY_QUEUE_CYCLES))
+                    .max((*l2_free as u64).saturating_sub(L2_QUEUE_CYCLES)),
                 StallReason::LgThrottle,
             ),
-            _ => (port_free, StallReason::MathPipeThrottle),
+            _ => (sub.port_free[cost.port], StallReason::MathPipeThrottle),
         };
         if free > cycle {
             stall(stats, timing, pc, throttle, free);
             timing.chosen = Some(chosen);
-            self.earliest[warp_ref.index as usize] = free;
+            *earliest = free;
             return Attempt::Stalled(free);
         }
         timing.chosen = None;
@@ -1041,7 +1062,7 @@ impl<'a> Sm<'a> {
         // have issued in.
         let not_selected = cycle.saturating_sub(timing.accounted);
         timing.accounted = cycle + 1;
-        self.earliest[warp_ref.index as usize] = cycle + 1;
+        *earliest = cycle + 1;
         timing.last_pc = pc;
         let may_open_barrier = record.may_open_barrier;
         let generations = if may_open_barrier {
@@ -1061,16 +1082,16 @@ impl<'a> Sm<'a> {
         let lend = record.lends_counters;
         if lend {
             block.runner.swap_stats(stats);
-            block.runner.swap_arbiter(&mut self.arbiter);
+            block.runner.swap_arbiter(arbiter);
         }
         let (active, result) = block
             .runner
             .issue::<HARDWARE_FMA>(warp_index, path, pc, cycle);
         if lend {
-            block.runner.swap_arbiter(&mut self.arbiter);
+            block.runner.swap_arbiter(arbiter);
             block.runner.swap_stats(stats);
         }
-        self.issued += 1;
+        *issued += 1;
         let counters = &mut stats.per_instruction[pc as usize];
         counters.stalls[StallReason::NotSelected as usize] += not_selected;
         counters.stalls[StallReason::Selected as usize] += 1;
@@ -1080,30 +1101,107 @@ impl<'a> Sm<'a> {
             self.depart(shared, slot, cycle, Some(error));
             return Attempt::Left;
         }
-        self.sub_partitions[sub_partition].port_free[cost.port] = cycle + u64::from(cost.interval);
-        self.complete(shared, stats, warp_ref, record, pc, cycle);
-        if !may_open_barrier {
-            return Attempt::Issued;
+        sub.port_free[cost.port] = cycle + u64::from(cost.interval);
+        if record.asynchronous || matches!(pipe, Pipe::Memory(_) | Pipe::WarpShuffle | Pipe::Fence)
+        {
+            self.complete(shared, stats, warp_ref, record, pc, cycle);
+        } else {
+            // The arithmetic, control and barrier pipes: the results are
+            // ready after the pipe's latency.
+            set_ready(
+                shared,
+                timing,
+                record,
+                cycle + u64::from(cost.latency),
+                cost.reason,
+            );
         }
-        let block = self.slots[slot].as_mut().expect("resident");
-        if block.runner.barrier_generations() != generations {
-            // A barrier opened (the last arrival, or an exit that made the
-            // arrived threads enough): its warps, the last to arrive
-            // included, go on once the unit has counted every arrival and
-            // the release has reached them.
-            // (An exit that opens a barrier counts no arrival: the release
-            // then follows the exit.)
-            let release =
-                block.barrier_counted.max(cycle) + u64::from(shared.costs.config.barrier_latency);
-            if pipe == Pipe::Barrier {
-                let earliest = &mut self.earliest[warp_ref.index as usize];
-                *earliest = (*earliest).max(release);
-                let timing = &mut self.warps[warp_ref.index as usize];
-                stall(stats, timing, pc, StallReason::Barrier, release);
-            }
-            self.wake_blocked(shared, stats, slot, cycle, release - cycle);
+        if may_open_barrier {
+            self.open_barrier(shared, stats, warp_ref, pipe, pc, generations, cycle);
         }
         Attempt::Issued
+    }
+
+    /// What a warp with no instruction to issue does: it waits at a
+    /// barrier or warp sync (`peek` is `Peek::Blocked`; when every warp of
+    /// its block waits, lanes held at a reconvergence point go on, or the
+    /// block deadlocked), or it finished.
+    #[cold]
+    #[inline(never)]
+    fn nothing_to_issue(
+        &mut self,
+        shared: &Shared<'_, 'a>,
+        stats: &mut RunStats,
+        warp_ref: WarpRef,
+        peek: Peek,
+        cycle: u64,
+    ) -> Attempt {
+        let slot = warp_ref.slot as usize;
+        if !matches!(peek, Peek::Blocked) {
+            self.finish_warp(shared, stats, warp_ref, cycle);
+            return Attempt::Left;
+        }
+        self.earliest[warp_ref.index as usize] = NEVER;
+        self.warps[warp_ref.index as usize].blocked_since = Some(cycle);
+        let block = self.slots[slot].as_mut().expect("resident");
+        block.blocked_warps += 1;
+        if block.blocked_warps == block.live_warps {
+            // Nothing in the block can move unless lanes held at a
+            // reconvergence point go on.
+            match block.runner.unblock_or_deadlock() {
+                Ok(()) => {
+                    for timing in self.block_warps(slot) {
+                        timing.chosen = None;
+                    }
+                    self.wake_blocked(shared, stats, slot, cycle, 0)
+                }
+                Err(error) => {
+                    self.depart(shared, slot, cycle, Some(error));
+                    return Attempt::Left;
+                }
+            }
+        }
+        Attempt::Stalled(NEVER)
+    }
+
+    /// After a barrier or an exit issued (`generations` counted the
+    /// block's barrier openings before it): if a barrier opened (the last
+    /// arrival, or an exit that made the arrived threads enough), its
+    /// warps, the last to arrive included, go on once the unit has counted
+    /// every arrival and the release has reached them. (An exit that opens
+    /// a barrier counts no arrival: the release then follows the exit.)
+    #[allow(clippy::too_many_arguments)]
+    fn open_barrier(
+        &mut self,
+        shared: &Shared<'_, 'a>,
+        stats: &mut RunStats,
+        warp_ref: WarpRef,
+        pipe: Pipe,
+        pc: u32,
+        generations: u32,
+        cycle: u64,
+    ) {
+        let block = self.slots[warp_ref.slot as usize]
+            .as_mut()
+            .expect("resident");
+        if block.runner.barrier_generations() == generations {
+            return;
+        }
+        let release =
+            block.barrier_counted.max(cycle) + u64::from(shared.costs.config.barrier_latency);
+        if pipe == Pipe::Barrier {
+            let earliest = &mut self.earliest[warp_ref.index as usize];
+            *earliest = (*earliest).max(release);
+            let timing = &mut self.warps[warp_ref.index as usize];
+            stall(stats, timing, pc, StallReason::Barrier, release);
+        }
+        self.wake_blocked(
+            shared,
+            stats,
+            warp_ref.slot as usize,
+            cycle,
+            release - cycle,
+        );
     }
 
     /// Sets the ready times an issued instruction's results get, and what
@@ -1149,11 +1247,7 @@ impl<'a> Sm<'a> {
             (latency, reason)
         };
         let timing = &mut self.warps[warp_ref.index as usize];
-        let ready = cycle + u64::from(latency);
-        for &register in shared.issue.written(record) {
-            timing.ready[register as usize] = ready;
-            timing.producer[register as usize] = reason;
-        }
+        set_ready(shared, timing, record, cycle + u64::from(latency), reason);
     }
 
     /// The timing of the asynchronous copies and mbarrier waits
@@ -1459,7 +1553,7 @@ impl<'a> Sm<'a> {
         let ready = arrival.ready + delay;
         let written = issue.written(&issue.records[arrival.pc as usize]);
         for &register in written {
-            let register = &mut timing.ready[register as usize];
+            let register = &mut timing.ready[register as usize].at;
             *register = (*register).max(ready);
         }
         if let Some(chosen) = &mut timing.chosen {
@@ -1699,6 +1793,24 @@ enum Attempt {
     Stalled(u64),
     /// The warp (or its block) left the SM.
     Left,
+}
+
+/// Marks the registers `record` writes ready at `ready`, a wait for them
+/// counting as `reason`.
+#[inline(always)]
+fn set_ready(
+    shared: &Shared<'_, '_>,
+    timing: &mut WarpTiming,
+    record: &IssueRecord,
+    ready: u64,
+    reason: StallReason,
+) {
+    for &register in shared.issue.written(record) {
+        timing.ready[register as usize] = RegisterReady {
+            at: ready,
+            producer: reason,
+        };
+    }
 }
 
 /// Counts the cycles from what is already counted up to `until` as
