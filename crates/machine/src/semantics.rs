@@ -887,9 +887,9 @@ fn execute_arithmetic<const HARDWARE_FMA: bool>(
             branch(warp, path_index, active, target, reconverge);
             return Ok(());
         }
-        // Only the kinds `is_arithmetic` names come here; the others go
-        // to `execute`, which handles every kind.
-        _ => return execute_compiled::<HARDWARE_FMA>(env, warp, _state, path_index, pc, active),
+        // Its callers send only the kinds `is_arithmetic` names, which the
+        // arms above are; the others go to `execute`.
+        _ => unreachable!("an instruction `is_arithmetic` does not name"),
     }
     warp.paths[path_index].pc = pc + 1;
     Ok(())

@@ -120,8 +120,8 @@ pub(crate) struct IssueRecord {
     /// the issue finds them without a second lookup.
     first: u32,
     inline: [u32; INLINE_REGISTERS],
-    checked: u8,
-    written: u8,
+    checked: u16,
+    written: u16,
     /// A barrier or an exit, which may open a barrier.
     may_open_barrier: bool,
     /// A `cp.async` or mbarrier instruction, timed by `async_copy_timing`.
@@ -315,8 +315,8 @@ impl Costs {
                     cost: self.of(timing.pipe),
                     first,
                     inline,
-                    checked: (registers.len() as u32 - first) as u8,
-                    written: writes.len() as u8,
+                    checked: (registers.len() as u32 - first) as u16,
+                    written: writes.len() as u16,
                     // Only barriers and exits open barriers (an exit lowers
                     // the count of threads a barrier waits for).
                     may_open_barrier: timing.pipe == Pipe::Barrier
