@@ -457,9 +457,15 @@ impl<'a> BlockRunner<'a> {
         if let Some(weak) = env.weak_memory {
             crate::weak_memory::perform_before(weak, env, warp, state, instruction);
         }
-        if let Err(fault) =
-            execute_instruction::<HARDWARE_FMA>(env, warp, state, path_index, pc, active)
-        {
+        if let Err(fault) = execute_instruction::<HARDWARE_FMA>(
+            env,
+            warp,
+            state,
+            instruction,
+            path_index,
+            pc,
+            active,
+        ) {
             return (active, Err(self.fault_error(*fault, pc, warp_index)));
         }
         (active, Ok(()))

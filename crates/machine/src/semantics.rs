@@ -636,19 +636,21 @@ pub(crate) fn is_arithmetic(kind: &Kind) -> bool {
     )
 }
 
-/// Executes the instruction at `pc`, as [`execute`]: the common arithmetic
-/// apart ([`is_arithmetic`]), in a function whose stack frame holds only
-/// their operand arrays.
+/// Executes `instruction`, the one at `pc` (which the caller has already
+/// looked up), as [`execute`]: the common arithmetic apart
+/// ([`is_arithmetic`]), in a function whose stack frame holds only their
+/// operand arrays.
 #[inline(always)]
 pub(crate) fn execute_instruction<const HARDWARE_FMA: bool>(
     env: &LaunchEnv,
     warp: &mut Warp,
     state: &mut BlockState,
+    instruction: &Instruction,
     path_index: usize,
     pc: u32,
     active: u32,
 ) -> Result<(), Fault> {
-    if is_arithmetic(&env.program.code[pc as usize].kind) {
+    if is_arithmetic(&instruction.kind) {
         execute_arithmetic_compiled::<HARDWARE_FMA>(env, warp, state, path_index, pc, active)
     } else {
         execute_compiled::<HARDWARE_FMA>(env, warp, state, path_index, pc, active)
