@@ -23,7 +23,7 @@ use crate::initcheck::WrittenBytes;
 use crate::memory::{GlobalMemory, SHARED_WINDOW, WINDOW_SIZE};
 use crate::program::*;
 use crate::racecheck::SharedRaces;
-use crate::semantics::{execute_instruction, fault, map_active, uniform_value, Fault};
+use crate::semantics::{fault, map_active, uniform_value, Fault, Semantics};
 use crate::stats::RunStats;
 use crate::store_buffer::StoreBuffer;
 use crate::warp::{Barrier, Path, PathWait, Warp, WARP_SIZE};
@@ -424,15 +424,24 @@ impl<'a> BlockRunner<'a> {
 
     /// Issues the instruction at `pc` of path `path_index` of warp
     /// `warp_index` (as [`BlockRunner::peek`] chose them) at SM cycle
-    /// `clock`: runs its lanes. Returns the lanes it ran (for the caller
-    /// to count, a faulting instruction included) and the outcome.
+    /// `clock`: runs its lanes with `semantics`, the instruction's
+    /// ([`crate::semantics::semantics_of`]). Returns the lanes it ran (for
+    /// the caller to count, a faulting instruction included) and the
+    /// outcome.
+    ///
+    /// # Safety
+    ///
+    /// `semantics` must be one that `semantics_of` gave for this
+    /// instruction's kind, compiled for instruction sets the running host
+    /// has.
     #[inline(always)]
-    pub(crate) fn issue<const HARDWARE_FMA: bool>(
+    pub(crate) unsafe fn issue(
         &mut self,
         warp_index: usize,
         path_index: usize,
         pc: u32,
         clock: u64,
+        semantics: Semantics,
     ) -> (u32, Result<(), Box<ExecError>>) {
         let env = self.env;
         let program = env.program;
@@ -457,15 +466,11 @@ impl<'a> BlockRunner<'a> {
         if let Some(weak) = env.weak_memory {
             crate::weak_memory::perform_before(weak, env, warp, state, instruction);
         }
-        if let Err(fault) = execute_instruction::<HARDWARE_FMA>(
-            env,
-            warp,
-            state,
-            instruction,
-            path_index,
-            pc,
-            active,
-        ) {
+        // SAFETY: the caller gives the semantics `semantics_of` chose for
+        // this instruction, compiled for what the host has.
+        if let Err(fault) =
+            unsafe { semantics(env, warp, state, instruction, path_index, pc, active) }
+        {
             return (active, Err(self.fault_error(*fault, pc, warp_index)));
         }
         (active, Ok(()))

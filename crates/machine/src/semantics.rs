@@ -301,35 +301,26 @@ macro_rules! compiled_for_host {
     };
 }
 
-compiled_for_host!(
-    /// Executes the instruction at `pc` for the active lanes of path
-    /// `path_index` ([`execute`]), compiled apart from its caller.
-    ///
-    /// The instructions' lane loops are most of the machine's code. Inlined
-    /// into the SMs' issue loop they made one function of about a megabyte,
-    /// twice (with and without the instruction sets), which took LLVM most
-    /// of half an hour to optimise on two cores and gave the loop a stack
-    /// frame of five kilobytes to spill its state into. A call per issued
-    /// instruction costs a few host instructions of the several hundred an
-    /// issue takes.
-    execute_compiled,
-    execute_portable,
-    execute_avx2_fma,
-    execute
-);
-
-/// Executes the instruction at `pc` for the active lanes of path `path_index`.
-/// `HARDWARE_FMA`: the caller is compiled with the FMA instruction set.
+/// Executes `instruction`, the one at `pc`, for the active lanes of path
+/// `path_index`: the kinds that [`semantics_of`] gives no function of their
+/// own. `HARDWARE_FMA`: the caller is compiled with the FMA instruction set.
+///
+/// The instructions' lane loops are most of the machine's code. Inlined
+/// into the SMs' issue loop they made one function of about a megabyte,
+/// twice (with and without the instruction sets), which took LLVM most of
+/// half an hour to optimise on two cores and gave the loop a stack frame
+/// of five kilobytes to spill its state into; so every kind's semantics are
+/// compiled apart from the loop, which calls them through a pointer.
 #[inline(always)]
 fn execute<const HARDWARE_FMA: bool>(
     env: &LaunchEnv,
     warp: &mut Warp,
     state: &mut BlockState,
+    instruction: &Instruction,
     path_index: usize,
     pc: u32,
     active: u32,
 ) -> Result<(), Fault> {
-    let instruction = &env.program.code[pc as usize];
     let values = &mut warp.values;
     match instruction.kind {
         // One closure per operation, so each lane loop is monomorphic. Sign
@@ -601,14 +592,8 @@ fn execute<const HARDWARE_FMA: bool>(
         }
         // Exits leave the paths where they are (only masks and waits change).
         Kind::Exit => exit_lanes(env.program, warp, state, active),
-        // The common arithmetic and branches, compiled apart
-        // (`execute_arithmetic`); the issue path goes there directly.
-        ref kind if is_arithmetic(kind) => {
-            return execute_arithmetic_compiled::<HARDWARE_FMA>(
-                env, warp, state, path_index, pc, active,
-            )
-        }
-        // The rest, compiled apart (`execute_other`).
+        // The rest, compiled apart (`execute_other`); the common arithmetic
+        // and branches never come here (`semantics_of`).
         _ => {
             return execute_other_compiled::<HARDWARE_FMA>(env, warp, state, path_index, pc, active)
         }
@@ -617,31 +602,122 @@ fn execute<const HARDWARE_FMA: bool>(
     Ok(())
 }
 
-/// Whether an instruction of `kind` is one of the common arithmetic,
-/// comparison, conversion and branch instructions that
-/// [`execute_arithmetic`] runs.
-#[inline(always)]
-pub(crate) fn is_arithmetic(kind: &Kind) -> bool {
-    matches!(
-        kind,
-        Kind::IntBinary { .. }
-            | Kind::FloatBinary { .. }
-            | Kind::IntUnary { .. }
-            | Kind::IntMulAdd { .. }
-            | Kind::Fma { .. }
-            | Kind::Setp { .. }
-            | Kind::Selp { .. }
-            | Kind::Cvt { .. }
-            | Kind::Branch { .. }
-    )
+/// The semantics of one instruction: its lane loops over the active lanes
+/// `active` of path `path_index` of `warp`, with the instruction at `pc`
+/// passed in. [`semantics_of`] chooses one per program counter when a
+/// launch starts, so that an issue calls it through one pointer rather than
+/// matching on the instruction's kind each time (as wasmi translates its
+/// code once into a form that dispatches directly).
+///
+/// `unsafe`, since the functions compiled for AVX2 and FMA may run only on
+/// a host that has them (see [`semantics_of`]).
+pub(crate) type Semantics = unsafe fn(
+    &LaunchEnv,
+    &mut Warp,
+    &mut BlockState,
+    &Instruction,
+    usize,
+    u32,
+    u32,
+) -> Result<(), Fault>;
+
+/// Defines, for each `name => inner`, `portable::name` as `inner::<false>`
+/// compiled for any host and `avx2_fma::name` as `inner::<true>` compiled
+/// for hosts with AVX2 and FMA (and the bit instructions every such CPU
+/// has), each a function of its own whose stack frame holds only its own
+/// operand arrays.
+macro_rules! semantics_for_host {
+    ($($name:ident => $inner:ident),* $(,)?) => {
+        /// The semantics compiled for any host.
+        mod portable {
+            use super::*;
+            $(
+                pub(super) fn $name(
+                    env: &LaunchEnv,
+                    warp: &mut Warp,
+                    state: &mut BlockState,
+                    instruction: &Instruction,
+                    path_index: usize,
+                    pc: u32,
+                    active: u32,
+                ) -> Result<(), Fault> {
+                    super::$inner::<false>(env, warp, state, instruction, path_index, pc, active)
+                }
+            )*
+        }
+
+        /// The semantics compiled for hosts with AVX2 and FMA: the lane
+        /// loops vectorise far better, hardware FMA gives `fma.rn.f32` its
+        /// single rounding directly, and counting a mask's lanes is one
+        /// instruction.
+        #[cfg(target_arch = "x86_64")]
+        mod avx2_fma {
+            use super::*;
+            $(
+                #[target_feature(enable = "avx2,fma,popcnt,lzcnt,bmi1,bmi2")]
+                pub(super) unsafe fn $name(
+                    env: &LaunchEnv,
+                    warp: &mut Warp,
+                    state: &mut BlockState,
+                    instruction: &Instruction,
+                    path_index: usize,
+                    pc: u32,
+                    active: u32,
+                ) -> Result<(), Fault> {
+                    super::$inner::<true>(env, warp, state, instruction, path_index, pc, active)
+                }
+            )*
+        }
+    };
 }
 
-/// Executes `instruction`, the one at `pc` (which the caller has already
-/// looked up), as [`execute`]: the common arithmetic apart
-/// ([`is_arithmetic`]), in a function whose stack frame holds only their
-/// operand arrays.
+semantics_for_host!(
+    int_binary => int_binary,
+    float_binary => float_binary,
+    int_unary => int_unary,
+    int_mul_add => int_mul_add,
+    fma => fma,
+    setp => setp,
+    selp => selp,
+    cvt => cvt,
+    branch => branch_instruction,
+    any_other => any_other,
+);
+
+/// The semantics of an instruction of `kind`, compiled for AVX2 and FMA
+/// when `hardware_fma`, which the caller sets only when the running CPU
+/// reports AVX2, FMA, POPCNT, LZCNT, BMI1 and BMI2 (`timing/gpu.rs`): a
+/// function compiled with those instruction sets may run only there.
+///
+/// The common arithmetic, comparison, conversion and branch instructions
+/// have a function each; every other kind goes to [`execute`].
+pub(crate) fn semantics_of(kind: &Kind, hardware_fma: bool) -> Semantics {
+    macro_rules! compiled_for {
+        ($name:ident) => {{
+            #[cfg(target_arch = "x86_64")]
+            if hardware_fma {
+                return avx2_fma::$name;
+            }
+            portable::$name
+        }};
+    }
+    match kind {
+        Kind::IntBinary { .. } => compiled_for!(int_binary),
+        Kind::FloatBinary { .. } => compiled_for!(float_binary),
+        Kind::IntUnary { .. } => compiled_for!(int_unary),
+        Kind::IntMulAdd { .. } => compiled_for!(int_mul_add),
+        Kind::Fma { .. } => compiled_for!(fma),
+        Kind::Setp { .. } => compiled_for!(setp),
+        Kind::Selp { .. } => compiled_for!(selp),
+        Kind::Cvt { .. } => compiled_for!(cvt),
+        Kind::Branch { .. } => compiled_for!(branch),
+        _ => compiled_for!(any_other),
+    }
+}
+
+/// [`execute`], for the kinds that have no function of their own.
 #[inline(always)]
-pub(crate) fn execute_instruction<const HARDWARE_FMA: bool>(
+fn any_other<const HARDWARE_FMA: bool>(
     env: &LaunchEnv,
     warp: &mut Warp,
     state: &mut BlockState,
@@ -650,38 +726,38 @@ pub(crate) fn execute_instruction<const HARDWARE_FMA: bool>(
     pc: u32,
     active: u32,
 ) -> Result<(), Fault> {
-    if is_arithmetic(&instruction.kind) {
-        execute_arithmetic_compiled::<HARDWARE_FMA>(env, warp, state, path_index, pc, active)
-    } else {
-        execute_compiled::<HARDWARE_FMA>(env, warp, state, path_index, pc, active)
-    }
+    execute::<HARDWARE_FMA>(env, warp, state, instruction, path_index, pc, active)
 }
 
-compiled_for_host!(
-    /// [`execute_arithmetic`], compiled apart from its callers.
-    ///
-    /// Every issued instruction paid on entry for the frame of
-    /// [`execute`], thirteen kilobytes of the operand arrays of all its
-    /// arms (three page probes and the cache lines of a frame that size);
-    /// the instructions most kernels mostly run pay here only for their
-    /// own.
-    execute_arithmetic_compiled,
-    execute_arithmetic_portable,
-    execute_arithmetic_avx2_fma,
-    execute_arithmetic
-);
-
-/// [`execute`] of the instructions [`is_arithmetic`] names.
+/// `bra`: the taken lanes go to `target`, the others on.
 #[inline(always)]
-fn execute_arithmetic<const HARDWARE_FMA: bool>(
-    env: &LaunchEnv,
+fn branch_instruction<const HARDWARE_FMA: bool>(
+    _env: &LaunchEnv,
     warp: &mut Warp,
     _state: &mut BlockState,
+    instruction: &Instruction,
+    path_index: usize,
+    _pc: u32,
+    active: u32,
+) -> Result<(), Fault> {
+    let Kind::Branch { target, reconverge } = instruction.kind else {
+        unreachable!("branch_instruction given another kind")
+    };
+    branch(warp, path_index, active, target, reconverge);
+    Ok(())
+}
+
+/// Integer `add`, `sub`, `mul`, `div`, `rem`, `min`, `max`, the bitwise operations and the shifts.
+#[inline(always)]
+fn int_binary<const HARDWARE_FMA: bool>(
+    _env: &LaunchEnv,
+    warp: &mut Warp,
+    _state: &mut BlockState,
+    instruction: &Instruction,
     path_index: usize,
     pc: u32,
     active: u32,
 ) -> Result<(), Fault> {
-    let instruction = &env.program.code[pc as usize];
     let values = &mut warp.values;
     match instruction.kind {
         Kind::IntBinary { op, ty, dst, a, b } => match op {
@@ -706,6 +782,25 @@ fn execute_arithmetic<const HARDWARE_FMA: bool>(
             IntBinary::Shl => map2(values, dst, a, b, active, |x, y| arith::int_shl(x, y, ty)),
             IntBinary::Shr => map2(values, dst, a, b, active, |x, y| arith::int_shr(x, y, ty)),
         },
+        _ => unreachable!("int_binary given another kind"),
+    }
+    warp.paths[path_index].pc = pc + 1;
+    Ok(())
+}
+
+/// Floating-point `add`, `sub`, `mul`, `div`, `min` and `max` of `f32` and `f64`.
+#[inline(always)]
+fn float_binary<const HARDWARE_FMA: bool>(
+    _env: &LaunchEnv,
+    warp: &mut Warp,
+    _state: &mut BlockState,
+    instruction: &Instruction,
+    path_index: usize,
+    pc: u32,
+    active: u32,
+) -> Result<(), Fault> {
+    let values = &mut warp.values;
+    match instruction.kind {
         Kind::FloatBinary { op, ty, dst, a, b } => match ty {
             // One closure per operation, so each lane loop is monomorphic.
             // NaN results are the canonical NaN, as on NVIDIA GPUs.
@@ -756,6 +851,25 @@ fn execute_arithmetic<const HARDWARE_FMA: bool>(
                 }
             }
         },
+        _ => unreachable!("float_binary given another kind"),
+    }
+    warp.paths[path_index].pc = pc + 1;
+    Ok(())
+}
+
+/// Integer `mov`, `neg`, `abs`, `not`, `popc`, `clz`, `brev` and `bfind`.
+#[inline(always)]
+fn int_unary<const HARDWARE_FMA: bool>(
+    _env: &LaunchEnv,
+    warp: &mut Warp,
+    _state: &mut BlockState,
+    instruction: &Instruction,
+    path_index: usize,
+    pc: u32,
+    active: u32,
+) -> Result<(), Fault> {
+    let values = &mut warp.values;
+    match instruction.kind {
         Kind::IntUnary { op, ty, dst, a } => match op {
             IntUnary::Mov => map1(values, dst, a, active, |x| x & width_mask(ty.bits)),
             IntUnary::Neg => map1(values, dst, a, active, |x| arith::int_neg(x, ty)),
@@ -769,6 +883,25 @@ fn execute_arithmetic<const HARDWARE_FMA: bool>(
                 map1(values, dst, a, active, |x| arith::int_bfind(x, ty, true))
             }
         },
+        _ => unreachable!("int_unary given another kind"),
+    }
+    warp.paths[path_index].pc = pc + 1;
+    Ok(())
+}
+
+/// Integer `mad`.
+#[inline(always)]
+fn int_mul_add<const HARDWARE_FMA: bool>(
+    _env: &LaunchEnv,
+    warp: &mut Warp,
+    _state: &mut BlockState,
+    instruction: &Instruction,
+    path_index: usize,
+    pc: u32,
+    active: u32,
+) -> Result<(), Fault> {
+    let values = &mut warp.values;
+    match instruction.kind {
         Kind::IntMulAdd {
             mode,
             ty,
@@ -791,6 +924,25 @@ fn execute_arithmetic<const HARDWARE_FMA: bool>(
                 })
             }
         },
+        _ => unreachable!("int_mul_add given another kind"),
+    }
+    warp.paths[path_index].pc = pc + 1;
+    Ok(())
+}
+
+/// `fma` of `f32` and `f64`.
+#[inline(always)]
+fn fma<const HARDWARE_FMA: bool>(
+    _env: &LaunchEnv,
+    warp: &mut Warp,
+    _state: &mut BlockState,
+    instruction: &Instruction,
+    path_index: usize,
+    pc: u32,
+    active: u32,
+) -> Result<(), Fault> {
+    let values = &mut warp.values;
+    match instruction.kind {
         Kind::Fma { ty, dst, a, b, c } => match ty {
             // With the FMA instruction set, `mul_add` is one correctly rounded instruction.
             FloatType::F32 if HARDWARE_FMA => map3(values, dst, a, b, c, active, |x, y, z| {
@@ -836,6 +988,25 @@ fn execute_arithmetic<const HARDWARE_FMA: bool>(
                     .to_bits()
             }),
         },
+        _ => unreachable!("fma given another kind"),
+    }
+    warp.paths[path_index].pc = pc + 1;
+    Ok(())
+}
+
+/// `setp`: a comparison into one predicate, or two.
+#[inline(always)]
+fn setp<const HARDWARE_FMA: bool>(
+    _env: &LaunchEnv,
+    warp: &mut Warp,
+    _state: &mut BlockState,
+    instruction: &Instruction,
+    path_index: usize,
+    pc: u32,
+    active: u32,
+) -> Result<(), Fault> {
+    let values = &mut warp.values;
+    match instruction.kind {
         Kind::Setp {
             cmp,
             ty,
@@ -850,6 +1021,25 @@ fn execute_arithmetic<const HARDWARE_FMA: bool>(
             let result = compare_lanes(cmp, ty, &a, &b);
             set_preds(warp, active, result, dst, dst_not, combine);
         }
+        _ => unreachable!("setp given another kind"),
+    }
+    warp.paths[path_index].pc = pc + 1;
+    Ok(())
+}
+
+/// `selp`: a choice between two registers by a predicate.
+#[inline(always)]
+fn selp<const HARDWARE_FMA: bool>(
+    _env: &LaunchEnv,
+    warp: &mut Warp,
+    _state: &mut BlockState,
+    instruction: &Instruction,
+    path_index: usize,
+    pc: u32,
+    active: u32,
+) -> Result<(), Fault> {
+    let values = &mut warp.values;
+    match instruction.kind {
         Kind::Selp {
             dst,
             a,
@@ -869,6 +1059,25 @@ fn execute_arithmetic<const HARDWARE_FMA: bool>(
             });
             warp.values.write(dst, active, &out);
         }
+        _ => unreachable!("selp given another kind"),
+    }
+    warp.paths[path_index].pc = pc + 1;
+    Ok(())
+}
+
+/// `cvt` between integer and floating-point types.
+#[inline(always)]
+fn cvt<const HARDWARE_FMA: bool>(
+    _env: &LaunchEnv,
+    warp: &mut Warp,
+    _state: &mut BlockState,
+    instruction: &Instruction,
+    path_index: usize,
+    pc: u32,
+    active: u32,
+) -> Result<(), Fault> {
+    let values = &mut warp.values;
+    match instruction.kind {
         Kind::Cvt {
             dst_ty,
             src_ty,
@@ -885,13 +1094,7 @@ fn execute_arithmetic<const HARDWARE_FMA: bool>(
                 arith::convert(x, src_ty, dst_ty, rounding, saturate)
             }),
         },
-        Kind::Branch { target, reconverge } => {
-            branch(warp, path_index, active, target, reconverge);
-            return Ok(());
-        }
-        // Its callers send only the kinds `is_arithmetic` names, which the
-        // arms above are; the others go to `execute`.
-        _ => unreachable!("an instruction `is_arithmetic` does not name"),
+        _ => unreachable!("cvt given another kind"),
     }
     warp.paths[path_index].pc = pc + 1;
     Ok(())

@@ -125,7 +125,16 @@ pub(crate) fn run_gpu<'a>(
     let timing_config = &config.timing;
     let costs = Costs::new(timing_config);
     let timings = instruction_timings(program);
-    let issue_records = costs.issue_records(program, &timings);
+    #[cfg(target_arch = "x86_64")]
+    let hardware_fma = std::arch::is_x86_feature_detected!("avx2")
+        && std::arch::is_x86_feature_detected!("fma")
+        && std::arch::is_x86_feature_detected!("popcnt")
+        && std::arch::is_x86_feature_detected!("lzcnt")
+        && std::arch::is_x86_feature_detected!("bmi1")
+        && std::arch::is_x86_feature_detected!("bmi2");
+    #[cfg(not(target_arch = "x86_64"))]
+    let hardware_fma = false;
+    let issue_records = costs.issue_records(program, &timings, hardware_fma);
     let sm_count = config.device.sm_count;
     let mut sms: Vec<Sm<'a>> = (0..sm_count)
         .map(|index| Sm::new(index, occupancy.blocks_per_sm, timing_config))
@@ -136,15 +145,6 @@ pub(crate) fn run_gpu<'a>(
         .map(|_| ThreadStats(Mutex::new(RunStats::new(program.code.len()))))
         .collect();
     let parallel = host_threads > 1 && !env.runs_sms_in_turn();
-    #[cfg(target_arch = "x86_64")]
-    let hardware_fma = std::arch::is_x86_feature_detected!("avx2")
-        && std::arch::is_x86_feature_detected!("fma")
-        && std::arch::is_x86_feature_detected!("popcnt")
-        && std::arch::is_x86_feature_detected!("lzcnt")
-        && std::arch::is_x86_feature_detected!("bmi1")
-        && std::arch::is_x86_feature_detected!("bmi2");
-    #[cfg(not(target_arch = "x86_64"))]
-    let hardware_fma = false;
     let launch_latency = u64::from(timing_config.block_launch_latency);
     // Sampling: only the blocks of the first waves run.
     let capacity = u64::from(occupancy.blocks_per_sm) * u64::from(sm_count);

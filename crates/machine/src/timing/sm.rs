@@ -63,6 +63,7 @@ use crate::config::{SchedulerPolicy, TimingConfig};
 use crate::error::ExecError;
 use crate::memory::GlobalMemory;
 use crate::program::{Kind, MbarrierAction};
+use crate::semantics::{semantics_of, Semantics};
 use crate::stats::{RunStats, StallReason};
 use crate::store_buffer::StoreBuffer;
 use crate::timing::cache::SectorCache;
@@ -130,6 +131,8 @@ pub(crate) struct IssueRecord {
     /// bank arbiter (`BlockRunner::swap_stats`, `swap_arbiter`): all but
     /// the instructions that only compute on registers.
     lends_counters: bool,
+    /// What it computes ([`semantics_of`]), compiled for this host.
+    semantics: Semantics,
 }
 
 /// How many of an instruction's checked registers its issue record holds
@@ -275,11 +278,13 @@ impl Costs {
     }
 
     /// What the issue loop needs of each instruction, gathered once per
-    /// launch.
+    /// launch. `hardware_fma`: the running CPU has AVX2, FMA and the bit
+    /// instructions (as [`semantics_of`] requires of it).
     pub(crate) fn issue_records(
         &self,
         program: &crate::program::Program,
         timings: &[InstructionTiming],
+        hardware_fma: bool,
     ) -> IssueRecords {
         // A register no instruction writes (a literal, a special register,
         // one only ever read) is ready from the warp's start: the
@@ -331,6 +336,7 @@ impl Costs {
                     lends_counters: !crate::semantics::computes_on_registers_only(
                         &instruction.kind,
                     ),
+                    semantics: semantics_of(&instruction.kind, hardware_fma),
                 }
             })
             .collect();
@@ -1084,9 +1090,13 @@ impl<'a> Sm<'a> {
             block.runner.swap_stats(stats);
             block.runner.swap_arbiter(arbiter);
         }
-        let (active, result) = block
-            .runner
-            .issue::<HARDWARE_FMA>(warp_index, path, pc, cycle);
+        // SAFETY: the record's semantics are those `semantics_of` chose
+        // for the instruction at `pc`, for this host (`issue_records`).
+        let (active, result) = unsafe {
+            block
+                .runner
+                .issue(warp_index, path, pc, cycle, record.semantics)
+        };
         if lend {
             block.runner.swap_arbiter(arbiter);
             block.runner.swap_stats(stats);
