@@ -1990,3 +1990,86 @@ fn a_fault_ends_the_kernel_unless_told_to_keep_going() {
     assert_eq!(all["blocks_run"], 5000);
     assert_eq!(all["failed_blocks"], 5000);
 }
+
+/// The two warp schedulers (`[sm] scheduler`): with one warp per
+/// sub-partition there is nothing to choose between, and the reports are
+/// the same; with eight, loose round robin serves other warps before it
+/// looks at the one that issued, and the same outputs and counts come out.
+/// A wait for a fixed-latency result (the predicate `setp` writes, which
+/// the branch after it reads) counts as `stall_wait` under either: the
+/// warp waits on its scoreboard whether or not a scheduler looks at it,
+/// as Nsight Compute samples it every cycle.
+#[test]
+fn the_schedulers_agree_on_what_a_warp_waits_for() {
+    let dir = scratch("schedulers");
+    let sim = std::fs::read_to_string(repo_root().join("sim.toml")).expect("sim.toml");
+    let greedy = "scheduler = \"greedy-then-oldest\"";
+    assert_eq!(
+        sim.matches(greedy).count(),
+        1,
+        "sim.toml names its scheduler once"
+    );
+    let round_robin = dir.join("round-robin.toml");
+    std::fs::write(
+        &round_robin,
+        sim.replace(greedy, "scheduler = \"loose-round-robin\""),
+    )
+    .expect("the machine file can be written");
+    let report = |threads: &str, config: Option<&Path>, dump: &Path| -> Value {
+        let dump_arg = format!("out={}", dump.display());
+        let mut args = vec![
+            "run",
+            "programs/bench/fmaLoop.kir",
+            "--block",
+            threads,
+            "--arg",
+            "out=f32[1024]",
+            "--arg",
+            "100",
+            "--dump",
+            &dump_arg,
+            "--json",
+            "-",
+        ];
+        let config_path;
+        if let Some(config) = config {
+            config_path = config.display().to_string();
+            args.extend(["--config", &config_path]);
+        }
+        let output = run(&args);
+        assert!(output.status.success(), "{}", stderr(&output));
+        serde_json::from_slice(&output.stdout).expect("the report is JSON")
+    };
+    let instructions = |report: &Value| report["instructions"].as_array().expect("[]").clone();
+    // One warp per sub-partition.
+    let (greedy_dump, round_robin_dump) = (dir.join("greedy.bin"), dir.join("round-robin.bin"));
+    let one_each = report("128", None, &greedy_dump);
+    assert_eq!(
+        instructions(&report("128", Some(&round_robin), &round_robin_dump)),
+        instructions(&one_each)
+    );
+    // Eight warps per sub-partition.
+    let greedy_report = report("1024", None, &greedy_dump);
+    let round_robin_report = report("1024", Some(&round_robin), &round_robin_dump);
+    assert_eq!(
+        std::fs::read(&greedy_dump).expect("dumped"),
+        std::fs::read(&round_robin_dump).expect("dumped")
+    );
+    let (greedy_rows, round_robin_rows) = (
+        instructions(&greedy_report),
+        instructions(&round_robin_report),
+    );
+    assert_eq!(greedy_rows.len(), round_robin_rows.len());
+    for (greedy_row, round_robin_row) in greedy_rows.iter().zip(&round_robin_rows) {
+        for key in ["text", "executed", "threads"] {
+            assert_eq!(greedy_row[key], round_robin_row[key]);
+        }
+    }
+    let branch = greedy_rows
+        .iter()
+        .position(|row| row["text"] == "@%p bra LOOP_END")
+        .expect("the loop's exit branch");
+    let wait = |rows: &[Value]| rows[branch]["stalls"]["stall_wait"].as_u64().unwrap_or(0);
+    assert!(wait(&greedy_rows) > 0);
+    assert_eq!(wait(&round_robin_rows), wait(&greedy_rows));
+}

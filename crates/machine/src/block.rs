@@ -365,19 +365,30 @@ impl<'a> BlockRunner<'a> {
     /// path of the warp will set cannot starve it).
     #[inline(always)]
     pub(crate) fn peek(&mut self, warp_index: usize, streak: &mut PathStreak) -> Peek {
-        // A warp whose lanes run as one path, the common case, goes on
-        // with it: nothing to wake, drop or yield to.
+        if let Some(pc) = self.peek_single_path(warp_index, streak) {
+            return Peek::Ready { path: 0, pc };
+        }
+        self.peek_paths(warp_index, streak)
+    }
+
+    /// [`BlockRunner::peek`] of a warp whose lanes run as one path, the
+    /// common case, which goes on with it (nothing to wake, drop or yield
+    /// to): the program counter of path 0. `None` for any other warp,
+    /// whose choice `peek` makes.
+    #[inline(always)]
+    pub(crate) fn peek_single_path(
+        &mut self,
+        warp_index: usize,
+        streak: &mut PathStreak,
+    ) -> Option<u32> {
         let warp = &self.warps[warp_index];
         if let [path] = warp.paths.as_slice() {
             if path.wait == PathWait::Ready && path.mask != 0 && path.pc != path.reconverge {
                 streak.choose(0);
-                return Peek::Ready {
-                    path: 0,
-                    pc: path.pc,
-                };
+                return Some(path.pc);
             }
         }
-        self.peek_paths(warp_index, streak)
+        None
     }
 
     /// [`BlockRunner::peek`] for a warp whose paths diverged, wait or end.

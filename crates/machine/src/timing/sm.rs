@@ -1023,16 +1023,7 @@ impl<'a> Sm<'a> {
             "warp {warp_ref:?} skips the scoreboard at pc {pc}, cycle {cycle}, with a source not ready"
         );
         if !sources_ready {
-            // The scoreboard: sources read, destinations written in flight.
-            let mut ready = cycle;
-            let mut reason = StallReason::Wait;
-            for &register in shared.issue.checked(record) {
-                let entry = timing.ready[register as usize];
-                if entry.at > ready {
-                    ready = entry.at;
-                    reason = entry.producer;
-                }
-            }
+            let (ready, reason) = scoreboard(shared, timing, record, cycle);
             if ready > cycle {
                 stall(stats, timing, pc, reason, ready);
                 timing.chosen = Some(chosen);
@@ -1125,6 +1116,17 @@ impl<'a> Sm<'a> {
                 cycle + u64::from(cost.latency),
                 cost.reason,
             );
+            if !may_open_barrier {
+                look_ahead(
+                    shared,
+                    stats,
+                    &mut block.runner,
+                    timing,
+                    earliest,
+                    warp_index,
+                    cycle + 1,
+                );
+            }
         }
         if may_open_barrier {
             self.open_barrier(shared, stats, warp_ref, pipe, pc, generations, cycle);
@@ -1821,6 +1823,68 @@ fn set_ready(
             producer: reason,
         };
     }
+}
+
+/// The scoreboard: the cycle from `cycle` on at which the registers
+/// `record` checks (its sources read, its destinations written in flight)
+/// are all ready, and what a wait for the last of them counts as.
+#[inline(always)]
+fn scoreboard(
+    shared: &Shared<'_, '_>,
+    timing: &WarpTiming,
+    record: &IssueRecord,
+    cycle: u64,
+) -> (u64, StallReason) {
+    let mut ready = cycle;
+    let mut reason = StallReason::Wait;
+    for &register in shared.issue.checked(record) {
+        let entry = timing.ready[register as usize];
+        if entry.at > ready {
+            ready = entry.at;
+            reason = entry.producer;
+        }
+    }
+    (ready, reason)
+}
+
+/// Right after an issue, the warp's look at its next instruction, which
+/// it would otherwise take at `next_cycle` in a scan of its own: a warp
+/// whose lanes run as one path chooses that instruction now (nothing but
+/// its own issue changes its paths), and a scoreboard wait for its
+/// sources counts from here, so that no scan looks at the warp before
+/// they are ready.
+///
+/// Under greedy-then-oldest the warp that issued is the first its
+/// sub-partition looks at in the next cycle, so this is the look the
+/// scan would take. Under loose round robin the scan may first issue
+/// another warp and look at this one later; a wait for its sources
+/// counts then as the scoreboard's up to the cycle they are ready (as
+/// Nsight Compute samples a warp's state every cycle), where a look
+/// taken after that cycle would have counted it as not selected.
+#[inline(always)]
+fn look_ahead(
+    shared: &Shared<'_, '_>,
+    stats: &mut RunStats,
+    runner: &mut BlockRunner<'_>,
+    timing: &mut WarpTiming,
+    earliest: &mut u64,
+    warp_index: usize,
+    next_cycle: u64,
+) {
+    let Some(pc) = runner.peek_single_path(warp_index, &mut timing.streak) else {
+        return;
+    };
+    let record = &shared.issue.records[pc as usize];
+    let (ready, reason) = scoreboard(shared, timing, record, next_cycle);
+    if ready > next_cycle {
+        stall(stats, timing, pc, reason, ready);
+        *earliest = ready;
+    }
+    timing.chosen = Some(Chosen {
+        path: 0,
+        pc,
+        sources_ready: true,
+    });
 }
 
 /// Counts the cycles from what is already counted up to `until` as
