@@ -402,13 +402,13 @@ fn warp_addresses(
 ) -> Option<[u64; WARP_SIZE]> {
     let total = u64::from(request.total());
     let addresses = lane_addresses(values, request.addr);
-    let mut fits = true;
-    for (lane, address) in addresses.iter().enumerate() {
-        // Without short circuits, so that the loop has no branches.
-        let inactive = request.active >> lane & 1 == 0;
-        fits &= inactive | ((*address & (total - 1) == 0) & in_bounds(*address));
-    }
-    fits.then_some(addresses)
+    // Every lane tested, active or not, without short circuits: a loop
+    // with no branches, which vectorises.
+    let misfits = crate::semantics::lane_mask(|lane| {
+        let address = addresses[lane];
+        (address & (total - 1) != 0) | !in_bounds(address)
+    });
+    (misfits & request.active == 0).then_some(addresses)
 }
 
 /// Loads each active lane's elements from `bytes` at its offset (every
@@ -421,6 +421,17 @@ fn load_lanes(
     request: &Request,
 ) {
     let size = u32::from(request.value.size);
+    if let (&[register], 1 | 2 | 4 | 8) = (request.registers, size) {
+        // One element a lane, the common case: gathered, then written to
+        // the register in one pass rather than lane by lane. Every active
+        // lane's bytes are in bounds, so each read gives a value.
+        let loaded = crate::semantics::map_active(request.active, |lane| {
+            read_bytes(bytes, offsets[lane] as usize, size)
+                .map_or(0, |raw| extend_loaded(raw, request.value))
+        });
+        values.write(register, request.active, &loaded);
+        return;
+    }
     for (lane, &offset) in offsets.iter().enumerate() {
         if request.active >> lane & 1 == 0 {
             continue;
@@ -461,8 +472,15 @@ fn window_access(
         read_only.len()
     } as u64;
     let total = u64::from(request.total());
+    // The largest offset at which `total` bytes fit, if any: one compare a
+    // lane, which vectorises, where `offset + total <= len` needs a check
+    // for overflow.
+    let (fits_anywhere, last_start) = match len.checked_sub(total) {
+        Some(last_start) => (true, last_start),
+        None => (false, 0),
+    };
     let Some(offsets) = warp_addresses(&warp.values, &request, |offset| {
-        offset.checked_add(total).is_some_and(|end| end <= len)
+        fits_anywhere & (offset <= last_start)
     }) else {
         return false;
     };
@@ -471,7 +489,21 @@ fn window_access(
         load_lanes(&mut warp.values, read_only, &offsets, &request);
         return true;
     }
-    if request.store {
+    if let (true, &[register]) = (request.store, request.registers) {
+        // One element a lane, the common case: the register read once.
+        let lanes = warp.values.read(register);
+        for (lane, &offset) in offsets.iter().enumerate() {
+            if request.active >> lane & 1 != 0 {
+                // In bounds: `warp_addresses` said so.
+                write_bytes(
+                    &mut state.shared,
+                    offset as usize,
+                    size,
+                    lanes[lane] & size_mask(size),
+                );
+            }
+        }
+    } else if request.store {
         for (lane, &offset) in offsets.iter().enumerate() {
             if request.active >> lane & 1 == 0 {
                 continue;
