@@ -621,67 +621,90 @@ pub(crate) type Semantics = unsafe fn(
     u32,
 ) -> Result<(), Fault>;
 
-/// Defines, for each `name => inner`, `portable::name` as `inner::<false>`
-/// compiled for any host and `avx2_fma::name` as `inner::<true>` compiled
-/// for hosts with AVX2 and FMA (and the bit instructions every such CPU
-/// has), each a function of its own whose stack frame holds only its own
-/// operand arrays.
+/// Defines the semantics functions of `semantics_of` twice: in `portable`,
+/// compiled for any host, and in `avx2_fma`, compiled for hosts with AVX2
+/// and FMA (and the bit instructions every such CPU has: the lane loops
+/// vectorise far better, hardware FMA gives `fma.rn.f32` its single
+/// rounding directly, counting a mask's lanes is one instruction). Each is
+/// a function of its own, whose stack frame holds only its own operands.
+///
+/// A `computing` kind's function is its lane loops alone
+/// (`fn(&mut Warp, &Instruction, active)`); the path then goes on to the
+/// next instruction. A `controlling` one (`name => inner`) has the whole
+/// [`Semantics`] signature and moves the path itself.
 macro_rules! semantics_for_host {
-    ($($name:ident => $inner:ident),* $(,)?) => {
-        /// The semantics compiled for any host.
-        mod portable {
+    (
+        computing: [$($computing:ident),* $(,)?],
+        controlling: [$($name:ident => $inner:ident),* $(,)?] $(,)?
+    ) => {
+        semantics_for_host!(@module portable, false, for_any_host, [$($computing),*], [$($name => $inner),*]);
+        #[cfg(target_arch = "x86_64")]
+        semantics_for_host!(@module avx2_fma, true, for_avx2_fma, [$($computing),*], [$($name => $inner),*]);
+    };
+    (
+        @module $module:ident,
+        $hardware_fma:literal,
+        $compiled:ident,
+        [$($computing:ident),*],
+        [$($name:ident => $inner:ident),*]
+    ) => {
+        mod $module {
             use super::*;
             $(
-                pub(super) fn $name(
-                    env: &LaunchEnv,
-                    warp: &mut Warp,
-                    state: &mut BlockState,
-                    instruction: &Instruction,
-                    path_index: usize,
-                    pc: u32,
-                    active: u32,
-                ) -> Result<(), Fault> {
-                    super::$inner::<false>(env, warp, state, instruction, path_index, pc, active)
+                $compiled! {
+                    fn $computing(
+                        _env: &LaunchEnv,
+                        warp: &mut Warp,
+                        _state: &mut BlockState,
+                        instruction: &Instruction,
+                        path_index: usize,
+                        pc: u32,
+                        active: u32,
+                    ) -> Result<(), Fault> {
+                        super::$computing::<$hardware_fma>(warp, instruction, active);
+                        warp.paths[path_index].pc = pc + 1;
+                        Ok(())
+                    }
                 }
             )*
-        }
-
-        /// The semantics compiled for hosts with AVX2 and FMA: the lane
-        /// loops vectorise far better, hardware FMA gives `fma.rn.f32` its
-        /// single rounding directly, and counting a mask's lanes is one
-        /// instruction.
-        #[cfg(target_arch = "x86_64")]
-        mod avx2_fma {
-            use super::*;
             $(
-                #[target_feature(enable = "avx2,fma,popcnt,lzcnt,bmi1,bmi2")]
-                pub(super) unsafe fn $name(
-                    env: &LaunchEnv,
-                    warp: &mut Warp,
-                    state: &mut BlockState,
-                    instruction: &Instruction,
-                    path_index: usize,
-                    pc: u32,
-                    active: u32,
-                ) -> Result<(), Fault> {
-                    super::$inner::<true>(env, warp, state, instruction, path_index, pc, active)
+                $compiled! {
+                    fn $name(
+                        env: &LaunchEnv,
+                        warp: &mut Warp,
+                        state: &mut BlockState,
+                        instruction: &Instruction,
+                        path_index: usize,
+                        pc: u32,
+                        active: u32,
+                    ) -> Result<(), Fault> {
+                        super::$inner::<$hardware_fma>(env, warp, state, instruction, path_index, pc, active)
+                    }
                 }
             )*
         }
     };
 }
 
+/// A semantics function compiled for any host.
+macro_rules! for_any_host {
+    (fn $($rest:tt)*) => {
+        pub(super) fn $($rest)*
+    };
+}
+
+/// A semantics function compiled for hosts with AVX2 and FMA, `unsafe` to
+/// call where they are missing.
+macro_rules! for_avx2_fma {
+    (fn $($rest:tt)*) => {
+        #[target_feature(enable = "avx2,fma,popcnt,lzcnt,bmi1,bmi2")]
+        pub(super) unsafe fn $($rest)*
+    };
+}
+
 semantics_for_host!(
-    int_binary => int_binary,
-    float_binary => float_binary,
-    int_unary => int_unary,
-    int_mul_add => int_mul_add,
-    fma => fma,
-    setp => setp,
-    selp => selp,
-    cvt => cvt,
-    branch => branch_instruction,
-    any_other => any_other,
+    computing: [int_binary, float_binary, int_unary, int_mul_add, fma, setp, selp, cvt],
+    controlling: [branch => branch_instruction, any_other => any_other],
 );
 
 /// The semantics of an instruction of `kind`, compiled for AVX2 and FMA
@@ -749,15 +772,7 @@ fn branch_instruction<const HARDWARE_FMA: bool>(
 
 /// Integer `add`, `sub`, `mul`, `div`, `rem`, `min`, `max`, the bitwise operations and the shifts.
 #[inline(always)]
-fn int_binary<const HARDWARE_FMA: bool>(
-    _env: &LaunchEnv,
-    warp: &mut Warp,
-    _state: &mut BlockState,
-    instruction: &Instruction,
-    path_index: usize,
-    pc: u32,
-    active: u32,
-) -> Result<(), Fault> {
+fn int_binary<const HARDWARE_FMA: bool>(warp: &mut Warp, instruction: &Instruction, active: u32) {
     let values = &mut warp.values;
     match instruction.kind {
         Kind::IntBinary { op, ty, dst, a, b } => match op {
@@ -784,21 +799,11 @@ fn int_binary<const HARDWARE_FMA: bool>(
         },
         _ => unreachable!("int_binary given another kind"),
     }
-    warp.paths[path_index].pc = pc + 1;
-    Ok(())
 }
 
 /// Floating-point `add`, `sub`, `mul`, `div`, `min` and `max` of `f32` and `f64`.
 #[inline(always)]
-fn float_binary<const HARDWARE_FMA: bool>(
-    _env: &LaunchEnv,
-    warp: &mut Warp,
-    _state: &mut BlockState,
-    instruction: &Instruction,
-    path_index: usize,
-    pc: u32,
-    active: u32,
-) -> Result<(), Fault> {
+fn float_binary<const HARDWARE_FMA: bool>(warp: &mut Warp, instruction: &Instruction, active: u32) {
     let values = &mut warp.values;
     match instruction.kind {
         Kind::FloatBinary { op, ty, dst, a, b } => match ty {
@@ -853,21 +858,11 @@ fn float_binary<const HARDWARE_FMA: bool>(
         },
         _ => unreachable!("float_binary given another kind"),
     }
-    warp.paths[path_index].pc = pc + 1;
-    Ok(())
 }
 
 /// Integer `mov`, `neg`, `abs`, `not`, `popc`, `clz`, `brev` and `bfind`.
 #[inline(always)]
-fn int_unary<const HARDWARE_FMA: bool>(
-    _env: &LaunchEnv,
-    warp: &mut Warp,
-    _state: &mut BlockState,
-    instruction: &Instruction,
-    path_index: usize,
-    pc: u32,
-    active: u32,
-) -> Result<(), Fault> {
+fn int_unary<const HARDWARE_FMA: bool>(warp: &mut Warp, instruction: &Instruction, active: u32) {
     let values = &mut warp.values;
     match instruction.kind {
         Kind::IntUnary { op, ty, dst, a } => match op {
@@ -885,21 +880,11 @@ fn int_unary<const HARDWARE_FMA: bool>(
         },
         _ => unreachable!("int_unary given another kind"),
     }
-    warp.paths[path_index].pc = pc + 1;
-    Ok(())
 }
 
 /// Integer `mad`.
 #[inline(always)]
-fn int_mul_add<const HARDWARE_FMA: bool>(
-    _env: &LaunchEnv,
-    warp: &mut Warp,
-    _state: &mut BlockState,
-    instruction: &Instruction,
-    path_index: usize,
-    pc: u32,
-    active: u32,
-) -> Result<(), Fault> {
+fn int_mul_add<const HARDWARE_FMA: bool>(warp: &mut Warp, instruction: &Instruction, active: u32) {
     let values = &mut warp.values;
     match instruction.kind {
         Kind::IntMulAdd {
@@ -926,21 +911,11 @@ fn int_mul_add<const HARDWARE_FMA: bool>(
         },
         _ => unreachable!("int_mul_add given another kind"),
     }
-    warp.paths[path_index].pc = pc + 1;
-    Ok(())
 }
 
 /// `fma` of `f32` and `f64`.
 #[inline(always)]
-fn fma<const HARDWARE_FMA: bool>(
-    _env: &LaunchEnv,
-    warp: &mut Warp,
-    _state: &mut BlockState,
-    instruction: &Instruction,
-    path_index: usize,
-    pc: u32,
-    active: u32,
-) -> Result<(), Fault> {
+fn fma<const HARDWARE_FMA: bool>(warp: &mut Warp, instruction: &Instruction, active: u32) {
     let values = &mut warp.values;
     match instruction.kind {
         Kind::Fma { ty, dst, a, b, c } => match ty {
@@ -990,21 +965,11 @@ fn fma<const HARDWARE_FMA: bool>(
         },
         _ => unreachable!("fma given another kind"),
     }
-    warp.paths[path_index].pc = pc + 1;
-    Ok(())
 }
 
 /// `setp`: a comparison into one predicate, or two.
 #[inline(always)]
-fn setp<const HARDWARE_FMA: bool>(
-    _env: &LaunchEnv,
-    warp: &mut Warp,
-    _state: &mut BlockState,
-    instruction: &Instruction,
-    path_index: usize,
-    pc: u32,
-    active: u32,
-) -> Result<(), Fault> {
+fn setp<const HARDWARE_FMA: bool>(warp: &mut Warp, instruction: &Instruction, active: u32) {
     let values = &mut warp.values;
     match instruction.kind {
         Kind::Setp {
@@ -1023,21 +988,11 @@ fn setp<const HARDWARE_FMA: bool>(
         }
         _ => unreachable!("setp given another kind"),
     }
-    warp.paths[path_index].pc = pc + 1;
-    Ok(())
 }
 
 /// `selp`: a choice between two registers by a predicate.
 #[inline(always)]
-fn selp<const HARDWARE_FMA: bool>(
-    _env: &LaunchEnv,
-    warp: &mut Warp,
-    _state: &mut BlockState,
-    instruction: &Instruction,
-    path_index: usize,
-    pc: u32,
-    active: u32,
-) -> Result<(), Fault> {
+fn selp<const HARDWARE_FMA: bool>(warp: &mut Warp, instruction: &Instruction, active: u32) {
     let values = &mut warp.values;
     match instruction.kind {
         Kind::Selp {
@@ -1061,21 +1016,11 @@ fn selp<const HARDWARE_FMA: bool>(
         }
         _ => unreachable!("selp given another kind"),
     }
-    warp.paths[path_index].pc = pc + 1;
-    Ok(())
 }
 
 /// `cvt` between integer and floating-point types.
 #[inline(always)]
-fn cvt<const HARDWARE_FMA: bool>(
-    _env: &LaunchEnv,
-    warp: &mut Warp,
-    _state: &mut BlockState,
-    instruction: &Instruction,
-    path_index: usize,
-    pc: u32,
-    active: u32,
-) -> Result<(), Fault> {
+fn cvt<const HARDWARE_FMA: bool>(warp: &mut Warp, instruction: &Instruction, active: u32) {
     let values = &mut warp.values;
     match instruction.kind {
         Kind::Cvt {
@@ -1096,8 +1041,6 @@ fn cvt<const HARDWARE_FMA: bool>(
         },
         _ => unreachable!("cvt given another kind"),
     }
-    warp.paths[path_index].pc = pc + 1;
-    Ok(())
 }
 
 compiled_for_host!(
