@@ -426,8 +426,9 @@ fn load_lanes(
         // the register in one pass rather than lane by lane. Every active
         // lane's bytes are in bounds, so each read gives a value.
         let loaded = crate::semantics::map_active(request.active, |lane| {
-            read_bytes(bytes, offsets[lane] as usize, size)
-                .map_or(0, |raw| extend_loaded(raw, request.value))
+            let raw = read_bytes(bytes, offsets[lane] as usize, size);
+            debug_assert!(raw.is_some(), "lane {lane} reads past the window");
+            raw.map_or(0, |raw| extend_loaded(raw, request.value))
         });
         values.write(register, request.active, &loaded);
         return;

@@ -245,11 +245,10 @@ pub(crate) fn computes_on_registers_only(kind: &Kind) -> bool {
 }
 
 /// Defines `$compiled::<HARDWARE_FMA>`, which calls `$inner::<true>`
-/// compiled for hosts with AVX2 and FMA (and the bit instructions every
-/// such CPU has: the lane loops vectorise far better, hardware FMA gives
-/// `fma.rn.f32` its single rounding directly, counting a mask's lanes is
-/// one instruction) when `HARDWARE_FMA`, else `$inner::<false>` compiled
-/// for any host; each out of line, apart from its caller.
+/// compiled for hosts with AVX2 and FMA when `HARDWARE_FMA`, else
+/// `$inner::<false>` compiled for any host; each out of line, apart from
+/// its caller. Its caller is itself one of the functions of
+/// [`semantics_for_host!`], and passes its own `HARDWARE_FMA` on.
 macro_rules! compiled_for_host {
     ($(#[$doc:meta])* $compiled:ident, $portable:ident, $avx2_fma:ident, $inner:ident) => {
         $(#[$doc])*
@@ -264,10 +263,11 @@ macro_rules! compiled_for_host {
         ) -> Result<(), Fault> {
             #[cfg(target_arch = "x86_64")]
             if HARDWARE_FMA {
-                // SAFETY: the issue loop is instantiated with
-                // `HARDWARE_FMA` only when the running CPU reports AVX2,
-                // FMA, POPCNT, LZCNT, BMI1 and BMI2 (`timing/gpu.rs`), the
-                // one requirement of a `target_feature` function.
+                // SAFETY: `HARDWARE_FMA` is set only in the functions of
+                // `avx2_fma`, which `semantics_of` chooses only when the
+                // running CPU reports AVX2, FMA, POPCNT, LZCNT, BMI1 and
+                // BMI2 (`HostInstructions`), the one requirement of a
+                // `target_feature` function.
                 return unsafe { $avx2_fma(env, warp, state, path_index, pc, active) };
             }
             $portable(env, warp, state, path_index, pc, active)
@@ -707,18 +707,47 @@ semantics_for_host!(
     controlling: [branch => branch_instruction, any_other => any_other],
 );
 
+/// The instruction sets of the running CPU that the semantics can be
+/// compiled for. Only [`HostInstructions::detect`] makes one, so a function
+/// compiled for AVX2 and FMA is chosen only where the CPU has them, the one
+/// requirement of a `target_feature` function.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct HostInstructions {
+    avx2_fma: bool,
+}
+
+impl HostInstructions {
+    /// What the running CPU reports: AVX2 and FMA, and the bit
+    /// instructions every such CPU has (POPCNT, LZCNT, BMI1, BMI2).
+    pub(crate) fn detect() -> HostInstructions {
+        #[cfg(target_arch = "x86_64")]
+        let avx2_fma = std::arch::is_x86_feature_detected!("avx2")
+            && std::arch::is_x86_feature_detected!("fma")
+            && std::arch::is_x86_feature_detected!("popcnt")
+            && std::arch::is_x86_feature_detected!("lzcnt")
+            && std::arch::is_x86_feature_detected!("bmi1")
+            && std::arch::is_x86_feature_detected!("bmi2");
+        #[cfg(not(target_arch = "x86_64"))]
+        let avx2_fma = false;
+        HostInstructions { avx2_fma }
+    }
+
+    /// Whether the CPU has AVX2, FMA and the bit instructions.
+    pub(crate) fn has_avx2_fma(self) -> bool {
+        self.avx2_fma
+    }
+}
+
 /// The semantics of an instruction of `kind`, compiled for AVX2 and FMA
-/// when `hardware_fma`, which the caller sets only when the running CPU
-/// reports AVX2, FMA, POPCNT, LZCNT, BMI1 and BMI2 (`timing/gpu.rs`): a
-/// function compiled with those instruction sets may run only there.
+/// where `host` has them.
 ///
 /// The common arithmetic, comparison, conversion and branch instructions
 /// have a function each; every other kind goes to [`execute`].
-pub(crate) fn semantics_of(kind: &Kind, hardware_fma: bool) -> Semantics {
+pub(crate) fn semantics_of(kind: &Kind, host: HostInstructions) -> Semantics {
     macro_rules! compiled_for {
         ($name:ident) => {{
             #[cfg(target_arch = "x86_64")]
-            if hardware_fma {
+            if host.avx2_fma {
                 return avx2_fma::$name;
             }
             portable::$name

@@ -36,6 +36,7 @@ use std::time::{Duration, Instant};
 use crate::block::LaunchEnv;
 use crate::error::{ExecError, FaultKind};
 use crate::findings::FindingLog;
+use crate::semantics::HostInstructions;
 use crate::stats::RunStats;
 use crate::timing::cache::SectorCache;
 use crate::timing::operands::instruction_timings;
@@ -125,16 +126,9 @@ pub(crate) fn run_gpu<'a>(
     let timing_config = &config.timing;
     let costs = Costs::new(timing_config);
     let timings = instruction_timings(program);
-    #[cfg(target_arch = "x86_64")]
-    let hardware_fma = std::arch::is_x86_feature_detected!("avx2")
-        && std::arch::is_x86_feature_detected!("fma")
-        && std::arch::is_x86_feature_detected!("popcnt")
-        && std::arch::is_x86_feature_detected!("lzcnt")
-        && std::arch::is_x86_feature_detected!("bmi1")
-        && std::arch::is_x86_feature_detected!("bmi2");
-    #[cfg(not(target_arch = "x86_64"))]
-    let hardware_fma = false;
-    let issue_records = costs.issue_records(program, &timings, hardware_fma);
+    let host = HostInstructions::detect();
+    let hardware_fma = host.has_avx2_fma();
+    let issue_records = costs.issue_records(program, &timings, host);
     let sm_count = config.device.sm_count;
     let mut sms: Vec<Sm<'a>> = (0..sm_count)
         .map(|index| Sm::new(index, occupancy.blocks_per_sm, timing_config))

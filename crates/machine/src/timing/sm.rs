@@ -63,7 +63,7 @@ use crate::config::{SchedulerPolicy, TimingConfig};
 use crate::error::ExecError;
 use crate::memory::GlobalMemory;
 use crate::program::{Kind, MbarrierAction};
-use crate::semantics::{semantics_of, Semantics};
+use crate::semantics::{semantics_of, HostInstructions, Semantics};
 use crate::stats::{RunStats, StallReason};
 use crate::store_buffer::StoreBuffer;
 use crate::timing::cache::SectorCache;
@@ -278,13 +278,12 @@ impl Costs {
     }
 
     /// What the issue loop needs of each instruction, gathered once per
-    /// launch. `hardware_fma`: the running CPU has AVX2, FMA and the bit
-    /// instructions (as [`semantics_of`] requires of it).
+    /// launch; the semantics compiled for the instruction sets `host` has.
     pub(crate) fn issue_records(
         &self,
         program: &crate::program::Program,
         timings: &[InstructionTiming],
-        hardware_fma: bool,
+        host: HostInstructions,
     ) -> IssueRecords {
         // A register no instruction writes (a literal, a special register,
         // one only ever read) is ready from the warp's start: the
@@ -336,7 +335,7 @@ impl Costs {
                     lends_counters: !crate::semantics::computes_on_registers_only(
                         &instruction.kind,
                     ),
-                    semantics: semantics_of(&instruction.kind, hardware_fma),
+                    semantics: semantics_of(&instruction.kind, host),
                 }
             })
             .collect();
@@ -395,8 +394,9 @@ struct WarpTiming {
     /// Per register (values, then predicates): when its value is ready,
     /// and what waiting for it counts as.
     ready: Box<[RegisterReady]>,
-    /// The path and instruction the warp chose and stalled at, until it
-    /// issues them.
+    /// The path and instruction the warp chose (when it stalled, or in the
+    /// look right after its previous issue: `look_ahead`), until it issues
+    /// them.
     chosen: Option<Chosen>,
     streak: PathStreak,
     /// The instruction the warp last issued (a barrier wait counts there).
@@ -432,15 +432,15 @@ impl Default for RegisterReady {
     }
 }
 
-/// The instruction a warp chose and stalled at.
+/// The instruction a warp chose: it stalled there, or looked ahead to it.
 #[derive(Clone, Copy, Debug)]
 struct Chosen {
     path: u32,
     pc: u32,
     /// Its source registers are ready by the warp's next look: it stalled
-    /// at a pipe or queue, or at the scoreboard until its
-    /// [`Sm::earliest`], before which no scan looks at it again, and no
-    /// atomic's delay has raised a ready time since.
+    /// at a pipe or queue, or at the scoreboard (in a scan or a look
+    /// ahead) until its [`Sm::earliest`], before which no scan looks at it
+    /// again, and no atomic's delay has raised a ready time since.
     sources_ready: bool,
 }
 
@@ -773,17 +773,19 @@ impl<'a> Sm<'a> {
         #[cfg(target_arch = "x86_64")]
         if shared.hardware_fma {
             // SAFETY: `hardware_fma` is set only when the running CPU
-            // reports AVX2, FMA, POPCNT, LZCNT, BMI1 and BMI2 (`gpu.rs`),
-            // the one requirement of a `target_feature` function.
+            // reports AVX2, FMA, POPCNT, LZCNT, BMI1 and BMI2 (`gpu.rs`,
+            // from `HostInstructions::detect`), the one requirement of a
+            // `target_feature` function.
             return unsafe { self.run_until_avx2_fma(shared, stats, end) };
         }
-        self.run_until_with::<false>(shared, stats, end)
+        self.run_until_with(shared, stats, end)
     }
 
     /// The loop compiled for hosts with AVX2 and FMA (and the bit
-    /// instructions every such CPU has): the lane loops of `semantics.rs`
-    /// vectorise far better, hardware FMA gives `fma.rn.f32` its single
-    /// rounding directly, and counting a mask's lanes is one instruction.
+    /// instructions every such CPU has): counting a mask's lanes is one
+    /// instruction, and the loops over a warp's lanes that the scheduler
+    /// and the memory timing inline vectorise wider. (The instructions'
+    /// semantics are compiled for the host apart: `semantics_of`.)
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma,popcnt,lzcnt,bmi1,bmi2")]
     unsafe fn run_until_avx2_fma(
@@ -792,16 +794,11 @@ impl<'a> Sm<'a> {
         stats: &mut RunStats,
         end: u64,
     ) {
-        self.run_until_with::<true>(shared, stats, end)
+        self.run_until_with(shared, stats, end)
     }
 
     #[inline(always)]
-    fn run_until_with<const HARDWARE_FMA: bool>(
-        &mut self,
-        shared: &Shared<'_, 'a>,
-        stats: &mut RunStats,
-        end: u64,
-    ) {
+    fn run_until_with(&mut self, shared: &Shared<'_, 'a>, stats: &mut RunStats, end: u64) {
         self.window_end = end;
         if self.setups_pending {
             self.set_up_blocks(shared.env, stats);
@@ -811,8 +808,7 @@ impl<'a> Sm<'a> {
             let mut next = NEVER;
             let mut issued = false;
             for sub_partition in 0..self.sub_partitions.len() {
-                issued |=
-                    self.issue_in::<HARDWARE_FMA>(shared, stats, sub_partition, cycle, &mut next);
+                issued |= self.issue_in(shared, stats, sub_partition, cycle, &mut next);
             }
             // Blocks not started yet wake the SM when they start.
             if self.latest_start > cycle {
@@ -872,7 +868,7 @@ impl<'a> Sm<'a> {
     /// Issues at most one instruction in `sub_partition` at `cycle`;
     /// lowers `next` to the earliest cycle a warp that did not issue could.
     #[inline(always)]
-    fn issue_in<const HARDWARE_FMA: bool>(
+    fn issue_in(
         &mut self,
         shared: &Shared<'_, 'a>,
         stats: &mut RunStats,
@@ -922,7 +918,7 @@ impl<'a> Sm<'a> {
                     earliest_other = earliest_other.min(earliest);
                     continue;
                 }
-                match self.try_issue::<HARDWARE_FMA>(shared, stats, warp_ref, cycle) {
+                match self.try_issue(shared, stats, warp_ref, cycle) {
                     Attempt::Issued => {
                         let sub = &mut self.sub_partitions[sub_partition];
                         // The warp may have finished and left the list.
@@ -963,7 +959,7 @@ impl<'a> Sm<'a> {
     /// (a warp with nothing to issue, the memory pipes, a barrier that
     /// opens) is done through `self` once those borrows end.
     #[inline(always)]
-    fn try_issue<const HARDWARE_FMA: bool>(
+    fn try_issue(
         &mut self,
         shared: &Shared<'_, 'a>,
         stats: &mut RunStats,
@@ -981,6 +977,7 @@ impl<'a> Sm<'a> {
             data_path_free,
             l2_free,
             issued,
+            window_end,
             ..
         } = self;
         let block = slots[slot].as_mut().expect("resident");
@@ -1082,7 +1079,8 @@ impl<'a> Sm<'a> {
             block.runner.swap_arbiter(arbiter);
         }
         // SAFETY: the record's semantics are those `semantics_of` chose
-        // for the instruction at `pc`, for this host (`issue_records`).
+        // for the instruction at `pc`, for the instruction sets this host
+        // has (`issue_records`, given a detected `HostInstructions`).
         let (active, result) = unsafe {
             block
                 .runner
@@ -1116,7 +1114,10 @@ impl<'a> Sm<'a> {
                 cycle + u64::from(cost.latency),
                 cost.reason,
             );
-            if !may_open_barrier {
+            // At a window's last cycle the look waits for the next window:
+            // the atomics' delays that the window's end applies
+            // (`delay_atomic`) may raise ready times before it.
+            if !may_open_barrier && cycle + 1 < *window_end {
                 look_ahead(
                     shared,
                     stats,
