@@ -704,7 +704,7 @@ macro_rules! for_avx2_fma {
 
 semantics_for_host!(
     computing: [int_binary, float_binary, int_unary, int_mul_add, fma, setp, selp, cvt],
-    controlling: [branch => branch_instruction, any_other => any_other],
+    controlling: [branch => branch_instruction, any_other => execute],
 );
 
 /// The instruction sets of the running CPU that the semantics can be
@@ -765,20 +765,6 @@ pub(crate) fn semantics_of(kind: &Kind, host: HostInstructions) -> Semantics {
         Kind::Branch { .. } => compiled_for!(branch),
         _ => compiled_for!(any_other),
     }
-}
-
-/// [`execute`], for the kinds that have no function of their own.
-#[inline(always)]
-fn any_other<const HARDWARE_FMA: bool>(
-    env: &LaunchEnv,
-    warp: &mut Warp,
-    state: &mut BlockState,
-    instruction: &Instruction,
-    path_index: usize,
-    pc: u32,
-    active: u32,
-) -> Result<(), Fault> {
-    execute::<HARDWARE_FMA>(env, warp, state, instruction, path_index, pc, active)
 }
 
 /// `bra`: the taken lanes go to `target`, the others on.
