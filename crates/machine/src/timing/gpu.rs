@@ -127,7 +127,6 @@ pub(crate) fn run_gpu<'a>(
     let costs = Costs::new(timing_config);
     let timings = instruction_timings(program);
     let host = HostInstructions::detect();
-    let hardware_fma = host.has_avx2_fma();
     let issue_records = costs.issue_records(program, &timings, host);
     let sm_count = config.device.sm_count;
     let mut sms: Vec<Sm<'a>> = (0..sm_count)
@@ -199,7 +198,7 @@ pub(crate) fn run_gpu<'a>(
                     / ($active as usize).max(1) as f64,
                 active_sms: ($active as usize).max(1) as f64,
                 record_timeline,
-                hardware_fma,
+                host,
             }
         };
     }

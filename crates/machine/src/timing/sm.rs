@@ -375,7 +375,8 @@ pub(crate) struct Shared<'s, 'a> {
     /// SMs with blocks resident, which share the L2's bandwidth.
     pub active_sms: f64,
     pub record_timeline: bool,
-    pub hardware_fma: bool,
+    /// The instruction sets the loop may be compiled for.
+    pub host: HostInstructions,
 }
 
 /// The timing state of one warp.
@@ -771,11 +772,11 @@ impl<'a> Sm<'a> {
     /// Runs cycles up to (not including) `end`.
     pub(crate) fn run_until(&mut self, shared: &Shared<'_, 'a>, stats: &mut RunStats, end: u64) {
         #[cfg(target_arch = "x86_64")]
-        if shared.hardware_fma {
-            // SAFETY: `hardware_fma` is set only when the running CPU
-            // reports AVX2, FMA, POPCNT, LZCNT, BMI1 and BMI2 (`gpu.rs`,
-            // from `HostInstructions::detect`), the one requirement of a
-            // `target_feature` function.
+        if shared.host.has_avx2_fma() {
+            // SAFETY: only `HostInstructions::detect` makes a
+            // `HostInstructions`, which has AVX2 and FMA only when the
+            // running CPU reports AVX2, FMA, POPCNT, LZCNT, BMI1 and BMI2,
+            // the one requirement of a `target_feature` function.
             return unsafe { self.run_until_avx2_fma(shared, stats, end) };
         }
         self.run_until_with(shared, stats, end)
