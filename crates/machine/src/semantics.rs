@@ -45,6 +45,22 @@ pub(crate) fn map_active<T: Copy + Default>(active: u32, f: impl Fn(usize) -> T)
     out
 }
 
+/// `out[lane] = f(lane)` for every lane, active or not: the 32-bit paths
+/// compute every lane and keep the active ones as they write
+/// ([`RegisterFile::write_narrow`]), one loop without tests, which the
+/// compiler vectorises where a test per lane (or a loop for each case) it
+/// turns into a scalar per lane. The lane functions are total (integer
+/// division by zero has its PTX result), so an inactive lane's value costs
+/// only its time.
+#[inline(always)]
+fn every_lane(f: impl Fn(usize) -> u32) -> [u32; WARP_SIZE] {
+    let mut out = [0u32; WARP_SIZE];
+    for (lane, out) in out.iter_mut().enumerate() {
+        *out = f(lane);
+    }
+    out
+}
+
 /// `dst = f(a)` on the active lanes. Lane `l` of the destination depends
 /// only on lane `l` of the sources, and the sources are read before the
 /// destination is written, so a destination may also be a source.
@@ -63,8 +79,8 @@ pub(crate) fn map1(
     f: impl Fn(u64) -> u64,
 ) {
     if values.is_narrow(dst) && values.holds_narrow(a) {
-        let a = values.read_narrow(a);
-        let out = map_active(active, |lane| f(u64::from(a[lane])) as u32);
+        let a = values.narrow_plane(a);
+        let out = every_lane(|lane| f(u64::from(a[lane])) as u32);
         values.write_narrow(dst, active, &out);
         return;
     }
@@ -84,10 +100,8 @@ pub(crate) fn map2(
     f: impl Fn(u64, u64) -> u64,
 ) {
     if values.is_narrow(dst) && values.holds_narrow(a) && values.holds_narrow(b) {
-        let (a, b) = (values.read_narrow(a), values.read_narrow(b));
-        let out = map_active(active, |lane| {
-            f(u64::from(a[lane]), u64::from(b[lane])) as u32
-        });
+        let (a, b) = (values.narrow_plane(a), values.narrow_plane(b));
+        let out = every_lane(|lane| f(u64::from(a[lane]), u64::from(b[lane])) as u32);
         values.write_narrow(dst, active, &out);
         return;
     }
@@ -114,13 +128,12 @@ pub(crate) fn map3(
         && values.holds_narrow(c)
     {
         let (a, b, c) = (
-            values.read_narrow(a),
-            values.read_narrow(b),
-            values.read_narrow(c),
+            values.narrow_plane(a),
+            values.narrow_plane(b),
+            values.narrow_plane(c),
         );
-        let out = map_active(active, |lane| {
-            f(u64::from(a[lane]), u64::from(b[lane]), u64::from(c[lane])) as u32
-        });
+        let out =
+            every_lane(|lane| f(u64::from(a[lane]), u64::from(b[lane]), u64::from(c[lane])) as u32);
         values.write_narrow(dst, active, &out);
         return;
     }
@@ -148,19 +161,27 @@ pub(crate) fn lane_mask(test: impl Fn(usize) -> bool) -> u32 {
     mask
 }
 
-/// Both operands of a comparison as order-preserving unsigned keys.
+/// An integer comparison over a whole warp of each lane's order-preserving
+/// keys `x(lane)` and `y(lane)`, chosen once outside the lane loop. The keys
+/// are computed in the loop that compares them: kept in arrays between the
+/// two, they end up a scalar per lane.
 #[inline(always)]
-pub(crate) fn order_keys(
-    a: &[u64; WARP_SIZE],
-    b: &[u64; WARP_SIZE],
-    key: impl Fn(u64) -> u64,
-) -> ([u64; WARP_SIZE], [u64; WARP_SIZE]) {
-    let (mut x, mut y) = ([0u64; WARP_SIZE], [0u64; WARP_SIZE]);
-    for lane in 0..WARP_SIZE {
-        x[lane] = key(a[lane]);
-        y[lane] = key(b[lane]);
+fn compare_keys<Key: Ord>(
+    cmp: warpsim_ir::CmpOp,
+    x: impl Fn(usize) -> Key,
+    y: impl Fn(usize) -> Key,
+) -> u32 {
+    use warpsim_ir::CmpOp::*;
+    match cmp {
+        Eq | Equ => lane_mask(|l| x(l) == y(l)),
+        Ne | Neu => lane_mask(|l| x(l) != y(l)),
+        Lt | Ltu | Lo => lane_mask(|l| x(l) < y(l)),
+        Le | Leu | Ls => lane_mask(|l| x(l) <= y(l)),
+        Gt | Gtu | Hi => lane_mask(|l| x(l) > y(l)),
+        Ge | Geu | Hs => lane_mask(|l| x(l) >= y(l)),
+        Num => u32::MAX,
+        Nan => 0,
     }
-    (x, y)
 }
 
 /// `setp` over a whole warp: the comparison is chosen once, outside the lane
@@ -173,32 +194,120 @@ pub(crate) fn compare_lanes(
     a: &[u64; WARP_SIZE],
     b: &[u64; WARP_SIZE],
 ) -> u32 {
-    use warpsim_ir::CmpOp::*;
     match ty {
         NumberType::Int(int) => {
-            let signed = int.signed && !cmp.is_unsigned_only();
-            let (x, y) = match (signed, int.bits) {
-                // 32-bit integers, the common case: flipping the sign bit of the
-                // low word orders signed values as unsigned ones.
-                (true, 32) => order_keys(a, b, |value| u64::from(value as u32 ^ 0x8000_0000)),
-                (false, 32) => order_keys(a, b, |value| value & 0xffff_ffff),
-                (true, bits) => {
-                    order_keys(a, b, |value| (sign_extend(value, bits) as u64) ^ (1 << 63))
-                }
-                (false, bits) => order_keys(a, b, |value| value & width_mask(bits)),
-            };
-            match cmp {
-                Eq | Equ => lane_mask(|l| x[l] == y[l]),
-                Ne | Neu => lane_mask(|l| x[l] != y[l]),
-                Lt | Ltu | Lo => lane_mask(|l| x[l] < y[l]),
-                Le | Leu | Ls => lane_mask(|l| x[l] <= y[l]),
-                Gt | Gtu | Hi => lane_mask(|l| x[l] > y[l]),
-                Ge | Geu | Hs => lane_mask(|l| x[l] >= y[l]),
-                Num => u32::MAX,
-                Nan => 0,
+            let bits = int.bits;
+            if int.signed && !cmp.is_unsigned_only() {
+                let key = |value: u64| (sign_extend(value, bits) as u64) ^ (1 << 63);
+                compare_keys(cmp, |l| key(a[l]), |l| key(b[l]))
+            } else {
+                let key = |value: u64| value & width_mask(bits);
+                compare_keys(cmp, |l| key(a[l]), |l| key(b[l]))
             }
         }
         NumberType::Float(_) => lane_mask(|lane| arith::compare(cmp, ty, a[lane], b[lane])),
+    }
+}
+
+/// A comparison of registers `a` and `b` over a whole warp (`setp`, `set`).
+///
+/// A 32-bit integer comparison, by far the most common, reads both
+/// registers as 32-bit words and compares them as such, eight lanes to a
+/// host vector, rather than widening every lane to 64 bits first
+/// (`compare_lanes`): a comparison of 32-bit integers reads the low half of
+/// each lane, whatever the register's width.
+#[inline(always)]
+pub(crate) fn compare_registers<const HARDWARE_FMA: bool>(
+    values: &RegisterFile,
+    cmp: warpsim_ir::CmpOp,
+    ty: NumberType,
+    a: u32,
+    b: u32,
+) -> u32 {
+    match ty {
+        NumberType::Int(int) if int.bits == 32 => {
+            // Signed words compare as they are; flipping the sign bit of
+            // unsigned ones orders them as signed ones (the host's vector
+            // comparisons of 32-bit words are signed).
+            let flip = if int.signed && !cmp.is_unsigned_only() {
+                0
+            } else {
+                0x8000_0000
+            };
+            let (a, b) = (values.narrow_plane(a), values.narrow_plane(b));
+            #[cfg(target_arch = "x86_64")]
+            if HARDWARE_FMA {
+                // SAFETY: the semantics are built with `HARDWARE_FMA` only
+                // for hosts with AVX2 and FMA (`semantics_of`).
+                return unsafe { avx2::compare_words(cmp, flip, a, b) };
+            }
+            compare_keys(cmp, |l| (a[l] ^ flip) as i32, |l| (b[l] ^ flip) as i32)
+        }
+        _ => compare_lanes(cmp, ty, &values.read(a), &values.read(b)),
+    }
+}
+
+/// Lane loops written with AVX2's instructions, where the compiler's own
+/// vectorisation of the portable loop is poor.
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use std::arch::x86_64::{
+        __m256i, _mm256_castsi256_ps, _mm256_cmpeq_epi32, _mm256_cmpgt_epi32, _mm256_loadu_si256,
+        _mm256_movemask_ps, _mm256_set1_epi32, _mm256_xor_si256,
+    };
+
+    use super::WARP_SIZE;
+
+    /// The lanes where 32-bit words `a` and `b`, each with `flip` applied
+    /// (`compare_registers`: then they order as signed words), compare as
+    /// `cmp` says: eight lanes a vector comparison, whose sign bits are the
+    /// mask's. The portable loop's mask from bytes, on 32-bit keys, the
+    /// compiler makes into shuffles of every lane.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn compare_words(
+        cmp: warpsim_ir::CmpOp,
+        flip: u32,
+        a: &[u32; WARP_SIZE],
+        b: &[u32; WARP_SIZE],
+    ) -> u32 {
+        use warpsim_ir::CmpOp::*;
+        // Every comparison is `==` or `>`, of the operands in order or
+        // swapped, its result inverted or not: `a <= b` is `!(a > b)`.
+        let (equal, swapped, inverted) = match cmp {
+            Eq | Equ => (true, false, false),
+            Ne | Neu => (true, false, true),
+            Lt | Ltu | Lo => (false, true, false),
+            Le | Leu | Ls => (false, false, true),
+            Gt | Gtu | Hi => (false, false, false),
+            Ge | Geu | Hs => (false, true, true),
+            Num => return u32::MAX,
+            Nan => return 0,
+        };
+        let (a, b) = if swapped { (b, a) } else { (a, b) };
+        let flip = _mm256_set1_epi32(flip as i32);
+        let mut mask = 0u32;
+        for chunk in 0..WARP_SIZE / 8 {
+            // SAFETY: the chunk's eight words lie within the arrays; the
+            // loads are unaligned ones.
+            let (x, y) = unsafe {
+                (
+                    _mm256_loadu_si256(a.as_ptr().add(chunk * 8).cast::<__m256i>()),
+                    _mm256_loadu_si256(b.as_ptr().add(chunk * 8).cast::<__m256i>()),
+                )
+            };
+            let (x, y) = (_mm256_xor_si256(x, flip), _mm256_xor_si256(y, flip));
+            let lanes = if equal {
+                _mm256_cmpeq_epi32(x, y)
+            } else {
+                _mm256_cmpgt_epi32(x, y)
+            };
+            mask |= (_mm256_movemask_ps(_mm256_castsi256_ps(lanes)) as u32) << (chunk * 8);
+        }
+        if inverted {
+            !mask
+        } else {
+            mask
+        }
     }
 }
 
@@ -363,15 +472,16 @@ fn execute<const HARDWARE_FMA: bool>(
             b,
             combine,
         } => {
-            let (a, b) = (values.read(a), values.read(b));
             let mut result = match half {
                 Some(HalfFormat::F16) => {
+                    let (a, b) = (values.read(a), values.read(b));
                     lane_mask(|lane| arith::f16_compare(cmp, a[lane], b[lane]))
                 }
                 Some(HalfFormat::Bf16) => {
+                    let (a, b) = (values.read(a), values.read(b));
                     lane_mask(|lane| arith::bf16_compare(cmp, a[lane], b[lane]))
                 }
-                None => compare_lanes(cmp, ty, &a, &b),
+                None => compare_registers::<HARDWARE_FMA>(values, cmp, ty, a, b),
             };
             if let Some((op, pred, negated)) = combine {
                 result = combine_bits(op, result, warp.pred_bits(pred, negated));
@@ -996,9 +1106,7 @@ fn setp<const HARDWARE_FMA: bool>(warp: &mut Warp, instruction: &Instruction, ac
             b,
             combine,
         } => {
-            let a = values.read(a);
-            let b = values.read(b);
-            let result = compare_lanes(cmp, ty, &a, &b);
+            let result = compare_registers::<HARDWARE_FMA>(values, cmp, ty, a, b);
             set_preds(warp, active, result, dst, dst_not, combine);
         }
         _ => unreachable!("setp given another kind"),
@@ -1806,7 +1914,78 @@ pub(crate) fn half_unary(
 
 #[cfg(test)]
 mod tests {
-    use super::lane_mask;
+    use super::{compare_registers, lane_mask, HostInstructions};
+    use crate::arith;
+    use crate::program::{IntType, NumberType};
+    use crate::warp::{RegisterFile, WARP_SIZE};
+
+    /// Every integer comparison of 32-bit and 16-bit registers over a whole
+    /// warp, portable and (on a host with them) with AVX2's instructions,
+    /// against `arith::compare` lane by lane: around the sign bit, equal
+    /// pairs, and a spread of words, with a warp-uniform operand too.
+    #[test]
+    fn comparisons_of_registers_agree_with_the_lane_by_lane_comparison() {
+        let edges = [
+            0u32,
+            1,
+            2,
+            0x7fff,
+            0x8000,
+            0xffff,
+            0x7fff_ffff,
+            0x8000_0000,
+            0x8000_0001,
+            u32::MAX,
+        ];
+        let mut word = 0x2545_f491u32;
+        let mut next = || {
+            word = word.wrapping_mul(0x9e37_79b9).wrapping_add(0x7f4a_7c15);
+            word
+        };
+        let mut rounds: Vec<([u32; WARP_SIZE], [u32; WARP_SIZE])> = Vec::new();
+        for &x in &edges {
+            let a: [u32; WARP_SIZE] = std::array::from_fn(|lane| edges[lane % edges.len()]);
+            let mut b = [x; WARP_SIZE];
+            // Some lanes equal to their pair.
+            b[3] = a[3];
+            b[17] = a[17];
+            rounds.push((a, b));
+        }
+        for _ in 0..20 {
+            let a: [u32; WARP_SIZE] = std::array::from_fn(|_| next());
+            let b: [u32; WARP_SIZE] =
+                std::array::from_fn(|lane| if lane % 5 == 0 { a[lane] } else { next() });
+            rounds.push((a, b));
+        }
+        let avx2 = HostInstructions::detect().has_avx2_fma();
+        let mut values = RegisterFile::default();
+        for (a, b) in rounds {
+            // Registers 0 and 1 held per lane; 2 is warp-uniform, set to
+            // lane 7 of `b`.
+            values.reset(2, 0, 1);
+            values.write_narrow(0, u32::MAX, &a);
+            values.write_narrow(1, u32::MAX, &b);
+            values.set_uniform(2, u64::from(b[7]));
+            for bits in [32, 16] {
+                for signed in [true, false] {
+                    let ty = NumberType::Int(IntType { bits, signed });
+                    for cmp in warpsim_ir::CmpOp::ALL {
+                        for (second, words) in [(1, b), (2, [b[7]; WARP_SIZE])] {
+                            let expected = lane_mask(|lane| {
+                                arith::compare(cmp, ty, u64::from(a[lane]), u64::from(words[lane]))
+                            });
+                            let portable = compare_registers::<false>(&values, cmp, ty, 0, second);
+                            assert_eq!(portable, expected, "{cmp:?} {ty:?} {a:x?} {words:x?}");
+                            if avx2 {
+                                let vector = compare_registers::<true>(&values, cmp, ty, 0, second);
+                                assert_eq!(vector, expected, "{cmp:?} {ty:?} {a:x?} {words:x?}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn lane_mask_packs_every_lane_in_place() {
