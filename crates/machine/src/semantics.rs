@@ -314,6 +314,11 @@ mod avx2 {
 /// The value of a register that must be warp-uniform: the first active
 /// lane's, or `Err` with the first active lane whose value differs.
 pub(crate) fn uniform_value(values: &RegisterFile, reg: u32, active: u32) -> Result<u64, u32> {
+    // A warp-uniform register (a barrier's constant number, most often)
+    // holds one value for every lane.
+    if let Some(value) = values.uniform_value(reg) {
+        return Ok(value);
+    }
     let lanes = values.read(reg);
     let first = lanes[active.trailing_zeros().min(31) as usize];
     match (0..WARP_SIZE).find(|&lane| active >> lane & 1 != 0 && lanes[lane] != first) {
@@ -920,7 +925,19 @@ fn int_binary<const HARDWARE_FMA: bool>(warp: &mut Warp, instruction: &Instructi
             IntBinary::Or => map2(values, dst, a, b, active, |x, y| x | y),
             IntBinary::Xor => map2(values, dst, a, b, active, |x, y| x ^ y),
             IntBinary::Shl => map2(values, dst, a, b, active, |x, y| arith::int_shl(x, y, ty)),
-            IntBinary::Shr => map2(values, dst, a, b, active, |x, y| arith::int_shr(x, y, ty)),
+            // The signedness is settled outside the lane loop, which then
+            // has no branch and vectorises.
+            IntBinary::Shr if ty.signed => {
+                let ty = IntType { signed: true, ..ty };
+                map2(values, dst, a, b, active, |x, y| arith::int_shr(x, y, ty))
+            }
+            IntBinary::Shr => {
+                let ty = IntType {
+                    signed: false,
+                    ..ty
+                };
+                map2(values, dst, a, b, active, |x, y| arith::int_shr(x, y, ty))
+            }
         },
         _ => unreachable!("int_binary given another kind"),
     }

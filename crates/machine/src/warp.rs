@@ -154,7 +154,7 @@ impl RegisterFile {
 
     /// The value of register `reg` if it is warp-uniform.
     #[inline(always)]
-    fn uniform_value(&self, reg: u32) -> Option<u64> {
+    pub fn uniform_value(&self, reg: u32) -> Option<u64> {
         (reg >= self.registers).then(|| self.uniform[(reg - self.registers) as usize])
     }
 
