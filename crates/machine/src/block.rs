@@ -769,6 +769,9 @@ impl<'a> BlockRunner<'a> {
                 mask: warp.valid,
                 wait: PathWait::Ready,
             });
+            // The threads' indices, made once for the warp's registers
+            // that need them.
+            let mut threads = None;
             for &(reg, init) in &program.warp_inits {
                 match init {
                     WarpInit::Constant(value) => warp.values.set_uniform(reg, value),
@@ -789,14 +792,16 @@ impl<'a> BlockRunner<'a> {
                         warp.values.set_uniform(reg, value);
                     }
                     WarpInit::Special(special) => {
+                        let threads = threads.get_or_insert_with(|| {
+                            warp_thread_indices(first_thread, env.block_dim)
+                        });
                         let lanes = map_active(u32::MAX, |lane| {
-                            let thread = thread_index(first_thread + lane as u32, env.block_dim);
                             special_value(
                                 special,
                                 lane as u32,
                                 index as u32,
                                 warp_count as u32,
-                                thread,
+                                threads[lane],
                                 block_index,
                                 env,
                             )
@@ -916,6 +921,27 @@ pub fn thread_index(linear: u32, block_dim: [u32; 3]) -> [u32; 3] {
     let y = (linear / block_dim[0]) % block_dim[1];
     let z = linear / (block_dim[0] * block_dim[1]);
     [x, y, z]
+}
+
+/// The (x, y, z) indices of the 32 threads of a warp whose first thread is
+/// linear thread `first` ([`thread_index`]): one division for the warp,
+/// then each lane steps from the one before.
+fn warp_thread_indices(first: u32, block_dim: [u32; 3]) -> [[u32; 3]; WARP_SIZE] {
+    let mut thread = thread_index(first, block_dim);
+    let mut threads = [[0; 3]; WARP_SIZE];
+    for slot in &mut threads {
+        *slot = thread;
+        thread[0] += 1;
+        if thread[0] == block_dim[0] {
+            thread[0] = 0;
+            thread[1] += 1;
+            if thread[1] == block_dim[1] {
+                thread[1] = 0;
+                thread[2] += 1;
+            }
+        }
+    }
+    threads
 }
 
 fn special_value(
@@ -1126,4 +1152,37 @@ pub(crate) fn barrier(
     }
     try_complete_barrier(program, state, barrier_id as usize);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{thread_index, warp_thread_indices, WARP_SIZE};
+
+    /// A warp's thread indices, stepped lane by lane, are those each
+    /// lane's linear index gives, in blocks whose rows are shorter than a
+    /// warp, longer, and end inside one, and past a block's last thread.
+    #[test]
+    fn a_warps_thread_indices_step_as_their_linear_indices_divide() {
+        for block_dim in [
+            [32, 32, 1],
+            [3, 5, 7],
+            [1, 1, 64],
+            [100, 1, 1],
+            [7, 1, 9],
+            [16, 2, 2],
+        ] {
+            let threads = block_dim.iter().product::<u32>();
+            for first in (0..threads + 64).step_by(WARP_SIZE) {
+                let stepped = warp_thread_indices(first, block_dim);
+                for (lane, &thread) in stepped.iter().enumerate() {
+                    assert_eq!(
+                        thread,
+                        thread_index(first + lane as u32, block_dim),
+                        "{block_dim:?}, thread {}",
+                        first + lane as u32
+                    );
+                }
+            }
+        }
+    }
 }
