@@ -580,7 +580,7 @@ fn global_access(
             // In bounds: checked above for the whole access.
             if request.store {
                 let bits = warp.values.get(register, lane) & size_mask(size);
-                let _ = state.stores.write(env.global, element_address, size, bits);
+                state.stores.write_checked(element_address, size, bits);
             } else if let Ok(raw) = state.stores.read(env.global, element_address, size) {
                 warp.values
                     .set(register, lane, extend_loaded(raw, request.value));

@@ -133,6 +133,14 @@ impl StoreBuffer {
         value: u64,
     ) -> Result<(), OutOfBounds> {
         global.check(address, size)?;
+        self.write_checked(address, size, value);
+        Ok(())
+    }
+
+    /// [`StoreBuffer::write`] of a store the caller has checked is in
+    /// bounds (an access checks all its lanes before it moves a byte).
+    #[inline]
+    pub(crate) fn write_checked(&mut self, address: u64, size: u32, value: u64) {
         let shift = (address % 8) * 8;
         let mask = size_mask(size) << shift;
         let bits = (value << shift) & mask;
@@ -143,7 +151,6 @@ impl StoreBuffer {
         word.value = (word.value & !mask) | bits;
         word.mask |= mask;
         self.stored_buffers |= Self::buffer_bit(address);
-        Ok(())
     }
 
     /// Performs `atomic` into the buffer (folded into a pending store to
