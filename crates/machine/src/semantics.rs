@@ -79,7 +79,8 @@ pub(crate) fn map1(
     f: impl Fn(u64) -> u64,
 ) {
     if values.is_narrow(dst) && values.holds_narrow(a) {
-        let a = values.narrow_plane(a);
+        let mut scratch = [0; WARP_SIZE];
+        let a = values.narrow_lanes(a, &mut scratch);
         let out = every_lane(|lane| f(u64::from(a[lane])) as u32);
         values.write_narrow(dst, active, &out);
         return;
@@ -100,7 +101,12 @@ pub(crate) fn map2(
     f: impl Fn(u64, u64) -> u64,
 ) {
     if values.is_narrow(dst) && values.holds_narrow(a) && values.holds_narrow(b) {
-        let (a, b) = (values.narrow_plane(a), values.narrow_plane(b));
+        let mut scratch = [[0; WARP_SIZE]; 2];
+        let [scratch_a, scratch_b] = &mut scratch;
+        let (a, b) = (
+            values.narrow_lanes(a, scratch_a),
+            values.narrow_lanes(b, scratch_b),
+        );
         let out = every_lane(|lane| f(u64::from(a[lane]), u64::from(b[lane])) as u32);
         values.write_narrow(dst, active, &out);
         return;
@@ -127,10 +133,12 @@ pub(crate) fn map3(
         && values.holds_narrow(b)
         && values.holds_narrow(c)
     {
+        let mut scratch = [[0; WARP_SIZE]; 3];
+        let [scratch_a, scratch_b, scratch_c] = &mut scratch;
         let (a, b, c) = (
-            values.narrow_plane(a),
-            values.narrow_plane(b),
-            values.narrow_plane(c),
+            values.narrow_lanes(a, scratch_a),
+            values.narrow_lanes(b, scratch_b),
+            values.narrow_lanes(c, scratch_c),
         );
         let out =
             every_lane(|lane| f(u64::from(a[lane]), u64::from(b[lane]), u64::from(c[lane])) as u32);
@@ -234,7 +242,12 @@ pub(crate) fn compare_registers<const HARDWARE_FMA: bool>(
             } else {
                 0x8000_0000
             };
-            let (a, b) = (values.narrow_plane(a), values.narrow_plane(b));
+            let mut scratch = [[0; WARP_SIZE]; 2];
+            let [scratch_a, scratch_b] = &mut scratch;
+            let (a, b) = (
+                values.narrow_lanes(a, scratch_a),
+                values.narrow_lanes(b, scratch_b),
+            );
             #[cfg(target_arch = "x86_64")]
             if HARDWARE_FMA {
                 // SAFETY: the semantics are built with `HARDWARE_FMA` only

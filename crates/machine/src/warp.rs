@@ -111,17 +111,10 @@ impl Barrier {
 /// comparison. A narrow register keeps the low 32 bits of what is written
 /// to it and reads back zero-extended: PTX reads a register at most as
 /// wide as its declared type.
-///
-/// A warp-uniform register also has a plane, its low half in every lane,
-/// so that the 32-bit paths read any register as a reference to one plane
-/// ([`RegisterFile::narrow_plane`]). Had they a choice between a plane and
-/// a broadcast value, the compiler would hold each lane in a scalar of its
-/// own and the lane loops would not vectorise.
 #[derive(Clone, Debug, Default, Hash)]
 pub struct RegisterFile {
-    /// Plane `r` holds the low halves of register `r` (held per lane, or
-    /// warp-uniform); plane `registers + uniform + r` the high halves of
-    /// wide register `r`.
+    /// Plane `r` holds the low halves of register `r`; plane
+    /// `registers + r` the high halves of wide register `r`.
     planes: Vec<u32>,
     /// The values of the warp-uniform registers, from `registers` on.
     uniform: Vec<u64>,
@@ -140,7 +133,7 @@ impl RegisterFile {
         self.wide = wide;
         self.planes.clear();
         self.planes
-            .resize((registers + uniform + wide) as usize * WARP_SIZE, 0);
+            .resize((registers + wide) as usize * WARP_SIZE, 0);
         self.uniform.clear();
         self.uniform.resize(uniform as usize, 0);
     }
@@ -148,8 +141,6 @@ impl RegisterFile {
     /// Sets warp-uniform register `reg`, as the warp starts.
     pub fn set_uniform(&mut self, reg: u32, value: u64) {
         self.uniform[(reg - self.registers) as usize] = value;
-        let start = reg as usize * WARP_SIZE;
-        self.planes[start..start + WARP_SIZE].fill(value as u32);
     }
 
     /// The value of register `reg` if it is warp-uniform.
@@ -161,8 +152,7 @@ impl RegisterFile {
     /// Where register `reg`'s high plane starts, if it has one.
     #[inline(always)]
     fn high_plane(&self, reg: u32) -> Option<usize> {
-        (reg < self.wide)
-            .then(|| (self.registers + self.uniform.len() as u32 + reg) as usize * WARP_SIZE)
+        (reg < self.wide).then(|| (self.registers + reg) as usize * WARP_SIZE)
     }
 
     /// Lane `lane` of register `reg`.
@@ -227,9 +217,23 @@ impl RegisterFile {
     }
 
     /// Every lane of register `reg` as a 32-bit word: the low half of each
-    /// (all of it where [`RegisterFile::holds_narrow`]).
+    /// (all of it where [`RegisterFile::holds_narrow`]). A reference to the
+    /// register's plane, or for a warp-uniform register to `scratch`, filled
+    /// with its value: a reference either way, so that the lane loops that
+    /// read it vectorise. (Given a choice between two arrays, the compiler
+    /// holds each lane in a scalar of its own.) A warp-uniform register has
+    /// no plane: its value is one word of the warp's, kept in few cache
+    /// lines across the many warps a time window visits.
     #[inline(always)]
-    pub fn narrow_plane(&self, reg: u32) -> &[u32; WARP_SIZE] {
+    pub fn narrow_lanes<'a>(
+        &'a self,
+        reg: u32,
+        scratch: &'a mut [u32; WARP_SIZE],
+    ) -> &'a [u32; WARP_SIZE] {
+        if let Some(value) = self.uniform_value(reg) {
+            *scratch = [value as u32; WARP_SIZE];
+            return scratch;
+        }
         let start = reg as usize * WARP_SIZE;
         self.planes[start..start + WARP_SIZE]
             .try_into()
@@ -547,8 +551,15 @@ mod tests {
         assert!(registers.is_narrow(2) && !registers.is_narrow(0) && !registers.is_narrow(4));
         assert!(registers.holds_narrow(2) && registers.holds_narrow(3));
         assert!(!registers.holds_narrow(0) && !registers.holds_narrow(4));
-        assert_eq!(registers.narrow_plane(2), &[0xffff_ffff; WARP_SIZE]);
-        assert_eq!(registers.narrow_plane(4), &[value as u32; WARP_SIZE]);
+        let mut scratch = [0; WARP_SIZE];
+        assert_eq!(
+            registers.narrow_lanes(2, &mut scratch),
+            &[0xffff_ffff; WARP_SIZE]
+        );
+        assert_eq!(
+            registers.narrow_lanes(4, &mut scratch),
+            &[value as u32; WARP_SIZE]
+        );
         registers.write_narrow(2, 0b10, &[7; WARP_SIZE]);
         assert_eq!((registers.get(2, 0), registers.get(2, 1)), (0xffff_ffff, 7));
         // A reset zeroes every lane.
