@@ -417,19 +417,38 @@ struct WarpTiming {
 
 /// When a register's value is ready, and what a wait for it counts as
 /// (the pipe or memory of the instruction that writes it): one entry, so
-/// that the scoreboard finds both at once.
+/// that the scoreboard finds both at once, packed in one word (the cycle
+/// above the low byte, the reason in it). Eight bytes rather than sixteen:
+/// a time window visits every resident warp, so the scoreboard's reads of
+/// these entries are often the first touch of their cache lines, and half
+/// the bytes are half the lines (in `reduceSequential`, these reads were a
+/// sixth of the misses in a 2 MiB cache).
 #[derive(Clone, Copy, Debug)]
-struct RegisterReady {
-    at: u64,
-    producer: StallReason,
+struct RegisterReady(u64);
+
+impl RegisterReady {
+    const REASON_BITS: u32 = 8;
+
+    /// Ready at `at` (held to the 56 bits the word keeps for it, some
+    /// 10^9 seconds of simulated time), a wait for it counting as
+    /// `producer`.
+    fn new(at: u64, producer: StallReason) -> RegisterReady {
+        let at = at.min(u64::MAX >> Self::REASON_BITS);
+        RegisterReady(at << Self::REASON_BITS | producer as u64)
+    }
+
+    fn at(self) -> u64 {
+        self.0 >> Self::REASON_BITS
+    }
+
+    fn producer(self) -> StallReason {
+        StallReason::ALL[(self.0 & ((1 << Self::REASON_BITS) - 1)) as usize]
+    }
 }
 
 impl Default for RegisterReady {
     fn default() -> Self {
-        RegisterReady {
-            at: 0,
-            producer: StallReason::Wait,
-        }
+        RegisterReady::new(0, StallReason::Wait)
     }
 }
 
@@ -1017,7 +1036,7 @@ impl<'a> Sm<'a> {
                     .issue
                     .checked(record)
                     .iter()
-                    .all(|&register| timing.ready[register as usize].at <= cycle),
+                    .all(|&register| timing.ready[register as usize].at() <= cycle),
             "warp {warp_ref:?} skips the scoreboard at pc {pc}, cycle {cycle}, with a source not ready"
         );
         if !sources_ready {
@@ -1567,8 +1586,10 @@ impl<'a> Sm<'a> {
         let ready = arrival.ready + delay;
         let written = issue.written(&issue.records[arrival.pc as usize]);
         for &register in written {
-            let register = &mut timing.ready[register as usize].at;
-            *register = (*register).max(ready);
+            let entry = &mut timing.ready[register as usize];
+            if ready > entry.at() {
+                *entry = RegisterReady::new(ready, entry.producer());
+            }
         }
         if let Some(chosen) = &mut timing.chosen {
             // Its next look checks the scoreboard again.
@@ -1820,10 +1841,7 @@ fn set_ready(
     reason: StallReason,
 ) {
     for &register in shared.issue.written(record) {
-        timing.ready[register as usize] = RegisterReady {
-            at: ready,
-            producer: reason,
-        };
+        timing.ready[register as usize] = RegisterReady::new(ready, reason);
     }
 }
 
@@ -1837,16 +1855,15 @@ fn scoreboard(
     record: &IssueRecord,
     cycle: u64,
 ) -> (u64, StallReason) {
-    let mut ready = cycle;
-    let mut reason = StallReason::Wait;
+    // The latest entry, its reason unpacked once.
+    let mut latest = RegisterReady::new(cycle, StallReason::Wait);
     for &register in shared.issue.checked(record) {
         let entry = timing.ready[register as usize];
-        if entry.at > ready {
-            ready = entry.at;
-            reason = entry.producer;
+        if entry.at() > latest.at() {
+            latest = entry;
         }
     }
-    (ready, reason)
+    (latest.at(), latest.producer())
 }
 
 /// Right after an issue, the warp's look at its next instruction, which
@@ -1904,6 +1921,19 @@ fn stall(stats: &mut RunStats, timing: &mut WarpTiming, pc: u32, reason: StallRe
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_register_ready_entry_keeps_its_cycle_and_reason() {
+        for reason in StallReason::ALL {
+            for at in [0, 1, 255, 256, 4_000_000_000, 1 << 40, (u64::MAX >> 8) - 1] {
+                let entry = RegisterReady::new(at, reason);
+                assert_eq!((entry.at(), entry.producer()), (at, reason));
+            }
+            // Beyond what the word holds, the cycle stays the latest it can.
+            let entry = RegisterReady::new(NEVER, reason);
+            assert_eq!((entry.at(), entry.producer()), (u64::MAX >> 8, reason));
+        }
+    }
 
     #[test]
     fn what_an_issue_reads_of_a_warp_timing_is_in_its_first_cache_line() {
