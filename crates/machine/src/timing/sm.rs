@@ -404,8 +404,11 @@ struct WarpTiming {
     last_pc: u32,
     sub_partition: u8,
     finished: bool,
-    /// Every path waits (a barrier, a warp sync), since this cycle.
-    blocked_since: Option<u64>,
+    /// Every path waits (a barrier, a warp sync) since this cycle; `NEVER`
+    /// while some path can go on. A cycle rather than an `Option`, so that
+    /// it fits in the first cache line: a barrier's opening wakes each of
+    /// its block's warps from here.
+    blocked_since: u64,
     /// When the warp's stores and atomics so far are complete (fences wait).
     memory_done: u64,
     /// When the warp's `cp.async` copies not yet committed have arrived.
@@ -485,7 +488,7 @@ impl WarpTiming {
             last_pc: 0,
             sub_partition,
             finished: false,
-            blocked_since: None,
+            blocked_since: NEVER,
             memory_done: start,
             copies_uncommitted: start,
             copy_groups,
@@ -1175,7 +1178,7 @@ impl<'a> Sm<'a> {
             return Attempt::Left;
         }
         self.earliest[warp_ref.index as usize] = NEVER;
-        self.warps[warp_ref.index as usize].blocked_since = Some(cycle);
+        self.warps[warp_ref.index as usize].blocked_since = cycle;
         let block = self.slots[slot].as_mut().expect("resident");
         block.blocked_warps += 1;
         if block.blocked_warps == block.live_warps {
@@ -1626,9 +1629,10 @@ impl<'a> Sm<'a> {
         let timings = slot_warps(&mut self.warps, self.warps_per_block, slot);
         let earliest = slot_warps(&mut self.earliest, self.warps_per_block, slot);
         for (warp_index, (timing, earliest)) in timings.iter_mut().zip(earliest).enumerate() {
-            let Some(since) = timing.blocked_since.take() else {
+            let since = std::mem::replace(&mut timing.blocked_since, NEVER);
+            if since == NEVER {
                 continue;
-            };
+            }
             block.blocked_warps -= 1;
             *earliest = release;
             let sub = &mut self.sub_partitions[timing.sub_partition as usize];
@@ -1955,6 +1959,7 @@ mod tests {
             end_of!(last_pc),
             end_of!(sub_partition),
             end_of!(finished),
+            end_of!(blocked_since),
         ];
         let last = ends.into_iter().max().unwrap();
         assert!(last <= 64, "the fields an issue reads end at byte {last}");
