@@ -518,36 +518,43 @@ impl BlockChecker {
         // around the barrier whose trip count differs between the lanes of
         // a warp, left for the exit. Lanes that never arrived are early
         // returns, not expected.
-        let left_the_loop: Vec<u32> = (0..warps)
-            .map(|w| {
-                if episode.lanes[w] == 0 || pre_volta {
-                    return 0;
-                }
-                episode.start_live[w] & episode.participated[w] & !episode.lanes[w] & !self.live[w]
-            })
-            .collect();
-        let absent: Vec<u32> = (0..warps)
-            .map(|w| {
-                if episode.lanes[w] == 0 {
-                    return 0;
-                }
-                let absent = episode.first_live[w] & !episode.lanes[w];
-                if non_uniform(episode.first_pc[w]) {
-                    absent | left_the_loop[w]
-                } else if pre_volta {
-                    0
-                } else {
-                    (absent & self.live[w]) | left_the_loop[w]
-                }
-            })
-            .collect();
+        let live = &self.live;
+        let left_the_loop_of = |w: usize| {
+            if episode.lanes[w] == 0 || pre_volta {
+                return 0;
+            }
+            episode.start_live[w] & episode.participated[w] & !episode.lanes[w] & !live[w]
+        };
+        let absent_of = |w: usize| {
+            if episode.lanes[w] == 0 {
+                return 0;
+            }
+            let absent = episode.first_live[w] & !episode.lanes[w];
+            if non_uniform(episode.first_pc[w]) {
+                absent | left_the_loop_of(w)
+            } else if pre_volta {
+                0
+            } else {
+                (absent & live[w]) | left_the_loop_of(w)
+            }
+        };
         // A warp is divergent at the barrier when its threads arrived at
         // different instructions, or some did not arrive; the same lanes
         // arriving twice is reported as that instead.
-        let divergent: Vec<bool> = (0..warps)
-            .map(|w| !episode.twice[w] && (episode.split[w] || absent[w] != 0))
-            .collect();
-        if divergent.contains(&true) {
+        let divergent_at = |w: usize| !episode.twice[w] && (episode.split[w] || absent_of(w) != 0);
+        // Lists per warp only for a finding: most barriers complete with
+        // every warp whole, and are checked without allocating.
+        let any_divergent = (0..warps).any(divergent_at);
+        let (left_the_loop, absent, divergent): (Vec<u32>, Vec<u32>, Vec<bool>) = if any_divergent {
+            (
+                (0..warps).map(left_the_loop_of).collect(),
+                (0..warps).map(absent_of).collect(),
+                (0..warps).map(divergent_at).collect(),
+            )
+        } else {
+            Default::default()
+        };
+        if any_divergent {
             let message = if pre_volta {
                 format!(
                     "barrier {id} counted a warp as arrived when only some of its threads had reached it: with per-warp arrival (pre-Volta) the threads still on the other side of the branch are not synchronized"
