@@ -47,11 +47,11 @@ pub(crate) fn map_active<T: Copy + Default>(active: u32, f: impl Fn(usize) -> T)
 
 /// `out[lane] = f(lane)` for every lane, active or not: the 32-bit paths
 /// compute every lane and keep the active ones as they write
-/// ([`RegisterFile::write_narrow`]), one loop without tests, which the
-/// compiler vectorises where a test per lane (or a loop for each case) it
-/// turns into a scalar per lane. The lane functions are total (integer
-/// division by zero has its PTX result), so an inactive lane's value costs
-/// only its time.
+/// ([`RegisterFile::write_narrow`]): one loop without tests, which the
+/// compiler vectorises. A test per lane, or a loop for each case, it turned
+/// into a scalar per lane. The lane functions are total (integer division
+/// by zero has its PTX result), so an inactive lane's value costs only its
+/// time.
 #[inline(always)]
 fn every_lane(f: impl Fn(usize) -> u32) -> [u32; WARP_SIZE] {
     let mut out = [0u32; WARP_SIZE];
@@ -192,7 +192,9 @@ fn compare_keys<Key: Ord>(
     }
 }
 
-/// `setp` over a whole warp: the comparison is chosen once, outside the lane
+/// A comparison over a whole warp of lanes read as 64 bits, for what
+/// [`compare_registers`] does not compare as 32-bit words (other integer
+/// widths, and floats): the comparison is chosen once, outside the lane
 /// loop. Integers become order-preserving unsigned keys (signed values with
 /// their sign bit flipped), so six loops serve every integer type.
 #[inline(always)]
@@ -274,8 +276,12 @@ mod avx2 {
     /// The lanes where 32-bit words `a` and `b`, each with `flip` applied
     /// (`compare_registers`: then they order as signed words), compare as
     /// `cmp` says: eight lanes a vector comparison, whose sign bits are the
-    /// mask's. The portable loop's mask from bytes, on 32-bit keys, the
-    /// compiler makes into shuffles of every lane.
+    /// mask's. (The portable loop builds the mask from bytes, which on
+    /// 32-bit keys the compiler turns into shuffles of every lane.)
+    ///
+    /// # Safety
+    ///
+    /// The running CPU has AVX2.
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn compare_words(
         cmp: warpsim_ir::CmpOp,
