@@ -432,8 +432,9 @@ struct RegisterReady(u64);
 impl RegisterReady {
     const REASON_BITS: u32 = 8;
 
-    /// Ready at `at` (held to the 56 bits the word keeps for it, some
-    /// 10^9 seconds of simulated time), a wait for it counting as
+    /// Ready at `at` (held to the 56 bits the word keeps for it, over a
+    /// year of simulated time at 1.6 GHz; ready times are always an issue
+    /// cycle plus a latency, never `NEVER`), a wait for it counting as
     /// `producer`.
     fn new(at: u64, producer: StallReason) -> RegisterReady {
         let at = at.min(u64::MAX >> Self::REASON_BITS);
