@@ -54,11 +54,7 @@ pub(crate) fn map_active<T: Copy + Default>(active: u32, f: impl Fn(usize) -> T)
 /// time.
 #[inline(always)]
 fn every_lane(f: impl Fn(usize) -> u32) -> [u32; WARP_SIZE] {
-    let mut out = [0u32; WARP_SIZE];
-    for (lane, out) in out.iter_mut().enumerate() {
-        *out = f(lane);
-    }
-    out
+    map_active(u32::MAX, f)
 }
 
 /// `dst = f(a)` on the active lanes. Lane `l` of the destination depends
@@ -282,6 +278,7 @@ mod avx2 {
     /// # Safety
     ///
     /// The running CPU has AVX2.
+    #[inline]
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn compare_words(
         cmp: warpsim_ir::CmpOp,

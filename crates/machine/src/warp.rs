@@ -560,8 +560,17 @@ mod tests {
             registers.narrow_lanes(4, &mut scratch),
             &[value as u32; WARP_SIZE]
         );
-        registers.write_narrow(2, 0b10, &[7; WARP_SIZE]);
-        assert_eq!((registers.get(2, 0), registers.get(2, 1)), (0xffff_ffff, 7));
+        // A write to some lanes leaves every other lane as it was.
+        let lanes = 0b10 | 1 << 17 | 1 << 31;
+        registers.write_narrow(2, lanes, &[7; WARP_SIZE]);
+        for lane in 0..WARP_SIZE {
+            let expected = if lanes >> lane & 1 != 0 {
+                7
+            } else {
+                0xffff_ffff
+            };
+            assert_eq!(registers.get(2, lane), expected, "lane {lane}");
+        }
         // A reset zeroes every lane.
         registers.reset(2, 2, 1);
         assert_eq!(registers.read(1), [0; WARP_SIZE]);
