@@ -609,6 +609,12 @@ pub fn prepare_file(
     if let Some(summary) = &merged {
         tracing::info!(?summary, "shared-memory accesses merged as ptxas does");
     }
+    // What ptxas's scheduler does to any PTX: independent global loads
+    // issue together rather than each next to its use.
+    if config.compiler.schedule_loads {
+        let summary = warpsim_ir::schedule::schedule_kernel(&mut module.kernels[kernel.index()]);
+        tracing::info!(?summary, "global loads scheduled as ptxas does");
+    }
     let mut program = Program::lower(&module, kernel).map_err(|error| {
         let mut sources = diagnostics::Sources::new(&base_dir);
         sources.add(&source_name, source_text.clone());

@@ -43,6 +43,7 @@ pub mod merge;
 pub mod parser;
 pub mod printer;
 pub mod register_sharing;
+pub mod schedule;
 pub mod types;
 pub mod uniformity;
 pub mod verify;

@@ -85,6 +85,12 @@ pub struct CompilerConfig {
     /// GPU runs.
     #[serde(default = "default_true")]
     pub merge_accesses: bool,
+    /// Move each plain global load as early in its basic block as its
+    /// operands and memory ordering allow, as ptxas schedules loads, so
+    /// that a thread's independent loads are in flight together
+    /// (`warpsim_ir::schedule`).
+    #[serde(default = "default_true")]
+    pub schedule_loads: bool,
 }
 
 fn default_true() -> bool {
@@ -95,6 +101,7 @@ impl Default for CompilerConfig {
     fn default() -> Self {
         CompilerConfig {
             merge_accesses: true,
+            schedule_loads: true,
         }
     }
 }

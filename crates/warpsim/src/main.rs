@@ -142,6 +142,10 @@ struct MachineArgs {
     /// does (default: the machine file's `compiler.merge_accesses`, on).
     #[arg(long, value_name = "on|off", value_parser = parse_on_off)]
     merge_accesses: Option<bool>,
+    /// Move global loads early in their basic blocks as ptxas schedules
+    /// them (default: the machine file's `compiler.schedule_loads`, on).
+    #[arg(long, value_name = "on|off", value_parser = parse_on_off)]
+    schedule_loads: Option<bool>,
     /// How global memory orders what threads see: `machine` (the simulated
     /// GPU's own, deterministic order) or `explore` (any order the PTX
     /// memory model allows, chosen from --seed) (default: the machine
@@ -180,6 +184,9 @@ impl MachineArgs {
         let (mut config, file) = warpsim_driver::read_config(self.config.as_deref())?;
         if let Some(merge) = self.merge_accesses {
             config.compiler.merge_accesses = merge;
+        }
+        if let Some(schedule) = self.schedule_loads {
+            config.compiler.schedule_loads = schedule;
         }
         if let Some(model) = self.memory {
             config.memory.model = match model {
