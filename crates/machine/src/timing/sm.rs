@@ -50,11 +50,12 @@
 //! Deviations: warps do not fetch instructions (no `no_instruction` or
 //! instruction-cache stalls), register-bank conflicts and the operand
 //! reuse cache are not modelled, PTX, not the SASS that ptxas would
-//! schedule, is what issues (so where ptxas gives successive atomics'
-//! results one register, which makes each wait for the last on an H100,
-//! warpsim's overlap: `h100-atomic-chains.txt`), and reductions never hold
-//! the SM back (on an H100 a queue of them does, once each SM has more
-//! than about 128 outstanding).
+//! schedule, is what issues (but for global loads, which rise in their
+//! basic blocks as ptxas raises them: `warpsim_ir::schedule`; where ptxas
+//! gives successive atomics' results one register, which makes each wait
+//! for the last on an H100, warpsim's overlap: `h100-atomic-chains.txt`),
+//! and reductions never hold the SM back (on an H100 a queue of them
+//! does, once each SM has more than about 128 outstanding).
 
 use crate::hashing::FastHashMap;
 
