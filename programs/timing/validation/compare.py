@@ -86,7 +86,7 @@ def read_table(path):
         return list(csv.DictReader(file))
 
 
-def run_warpsim(warpsim, launch, threads, timeout, wait):
+def run_warpsim(warpsim, launch, threads, timeout, wait, config=None):
     """warpsim's JSON report of one launch, or (None, why it failed)."""
     binary = os.path.join(ROOT, warpsim)
     # The binary may be in the middle of being rebuilt: wait for it a while.
@@ -95,6 +95,8 @@ def run_warpsim(warpsim, launch, threads, timeout, wait):
         time.sleep(10)
         waited += 10
     command = [warpsim, "run", launch, "--json", "-", "--threads", str(threads)]
+    if config:
+        command += ["--config", config]
     try:
         done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -244,6 +246,7 @@ def main():
                         help="also rewrite the validation table section of PATH (e.g. docs/timing.md)")
     parser.add_argument("--table", default=TABLE, help="the hardware CSV (default: %(default)s)")
     parser.add_argument("--warpsim", default=WARPSIM, help="warpsim, relative to the repository root (default: %(default)s)")
+    parser.add_argument("--config", help="warpsim's machine file, relative to the repository root (default: sim.toml's H100)")
     parser.add_argument("--threads", type=int, default=2, help="warpsim's host threads (default: %(default)s)")
     parser.add_argument("--timeout", type=int, default=300, help="seconds per launch (default: %(default)s)")
     parser.add_argument("--wait", type=int, default=120,
@@ -264,7 +267,7 @@ def main():
     for hw in table:
         name = hw["name"]
         started = time.monotonic()
-        report, why = run_warpsim(args.warpsim, hw["launch"], args.threads, args.timeout, args.wait)
+        report, why = run_warpsim(args.warpsim, hw["launch"], args.threads, args.timeout, args.wait, args.config)
         seconds = time.monotonic() - started
         if report is None:
             failures.append((name, why))

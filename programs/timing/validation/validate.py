@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Prepares the hardware validation launches for a GPU, and tabulates what the GPU did.
 
-    python3 programs/timing/validation/validate.py export WORK
+    python3 programs/timing/validation/validate.py export WORK [--launches FILE]
     (on the GPU machine: bash WORK/bundle/device.sh WORK/bundle RESULTS)
-    python3 programs/timing/validation/validate.py table WORK RESULTS
+    python3 programs/timing/validation/validate.py table WORK RESULTS [--launches FILE] [--table CSV]
 
 `export` runs, for each launch of launches.txt, `warpsim export` into
 WORK/exports/NAME (NAME the launch file's name without `.toml`) and `warpsim
@@ -21,9 +21,14 @@ writes programs/timing/hardware/h100-validation.csv: one row per launch with
 its shape, the hardware's counters, warpsim's counters beside them, and
 whether the outputs agree.
 
+`--launches` names another list of launch files than launches.txt (as
+holdout.txt lists the launches kept out of the calibration), and `--table`
+another CSV to write.
+
 Run from the repository's root, with target/release/warpsim built.
 """
 
+import argparse
 import array
 import csv
 import hashlib
@@ -77,13 +82,17 @@ METRICS = [
 SPREAD = ("gpc__cycles_elapsed.max", "sm__cycles_active.max")
 
 
+LAUNCHES = os.path.join(HERE, "launches.txt")
+
+
 def launches():
-    """The launch files of launches.txt, relative to the repository's root."""
-    with open(os.path.join(HERE, "launches.txt")) as file:
+    """The launch files of the list (launches.txt unless `--launches`),
+    relative to the repository's root."""
+    with open(LAUNCHES) as file:
         paths = [line.strip() for line in file if line.strip() and not line.startswith("#")]
     names = [os.path.splitext(os.path.basename(path))[0] for path in paths]
     if len(set(names)) != len(names):
-        sys.exit("launches.txt: two launch files have the same name")
+        sys.exit(f"{LAUNCHES}: two launch files have the same name")
     return list(zip(names, paths))
 
 
@@ -277,12 +286,21 @@ def table(work, results):
 
 
 def main():
-    if len(sys.argv) == 3 and sys.argv[1] == "export":
-        export(os.path.abspath(sys.argv[2]))
-    elif len(sys.argv) == 4 and sys.argv[1] == "table":
-        table(os.path.abspath(sys.argv[2]), os.path.abspath(sys.argv[3]))
+    global LAUNCHES, TABLE
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("command", choices=["export", "table"])
+    parser.add_argument("work")
+    parser.add_argument("results", nargs="?")
+    parser.add_argument("--launches", default=LAUNCHES, help="the list of launch files (default: %(default)s)")
+    parser.add_argument("--table", default=TABLE, help="the CSV that `table` writes (default: %(default)s)")
+    args = parser.parse_args()
+    LAUNCHES, TABLE = os.path.abspath(args.launches), os.path.abspath(args.table)
+    if args.command == "export" and args.results is None:
+        export(os.path.abspath(args.work))
+    elif args.command == "table" and args.results is not None:
+        table(os.path.abspath(args.work), os.path.abspath(args.results))
     else:
-        sys.exit(__doc__)
+        parser.error("export WORK, or table WORK RESULTS")
 
 
 if __name__ == "__main__":
