@@ -11,14 +11,14 @@
 //!
 //! The rewrite is a list schedule of each basic block (instructions never
 //! leave their block, so control flow, labels and the convergence points
-//! built on them do not change), over a dependence graph that keeps the
-//! kernel's meaning for every thread:
+//! built on them do not change but for the predication below), over a
+//! dependence graph that keeps the kernel's meaning for every thread:
 //!
 //! - registers: an instruction follows the last writer of every register it
 //!   reads (a guard included, and a guarded instruction's destinations,
-//!   which keep their old values in the lanes it skips), and the last writer and every reader since of
-//!   every register it writes; the carry flag of `add.cc`/`addc` counts as a
-//!   register;
+//!   which keep their old values in the lanes it skips), and the last
+//!   writer and every reader since of every register it writes; the carry
+//!   flag of `add.cc`/`addc` counts as a register;
 //! - memory: only a plain (weak) `ld.global` moves past instructions that
 //!   touch memory, and only past those that cannot write global memory or
 //!   order accesses: it may pass shared, local, constant and parameter
@@ -46,7 +46,10 @@
 //! the kernel's order. Nothing moves where nothing gains: a block without a
 //! global load keeps its order. Register pressure, which bounds how far
 //! ptxas hoists, is not modelled: PTX names a fresh register per value, and
-//! the machine's registers are not the hardware's.
+//! the machine's registers are not the hardware's. The SASS order ptxas
+//! gave four corpus kernels on an H200 is in
+//! `programs/timing/hardware/h200-load-schedule.txt`, and
+//! `tests/ptxas_schedule.rs` checks this schedule against it.
 
 use std::collections::BTreeSet;
 
