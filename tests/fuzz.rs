@@ -698,7 +698,8 @@ fn what_the_campaigns_found_does_not_panic() {
 
 // ---------------------------------------------------------------------------
 // (d) The PTX that NVRTC wrote for programs/, with random mutations, through
-// the PTX front end: parse, verify, print as `.kir` and re-parse, lower.
+// the PTX front end: parse, verify, print as `.kir` and re-parse, merge and
+// schedule as the driver does, lower.
 
 /// Every `.ptx` file of programs/cuda, programs/corpus and programs/tensor.
 fn ptx_corpus() -> &'static [(PathBuf, String)] {
@@ -724,7 +725,8 @@ fn ptx_corpus() -> &'static [(PathBuf, String)] {
     })
 }
 
-/// The PTX stages on `text`; a panic anywhere fails the case. Returns how
+/// The PTX stages on `text` (parse, the `.kir` round trip, verify, merge
+/// and schedule, lower); a panic anywhere fails the case. Returns how
 /// many kernels lowered.
 fn exercise_ptx(text: &str) -> Result<usize, TestCaseError> {
     let outcome = std::panic::catch_unwind(|| {
@@ -741,6 +743,17 @@ fn exercise_ptx(text: &str) -> Result<usize, TestCaseError> {
         if warpsim_ir::verify_module(&module).is_err() {
             return 0;
         }
+        // The driver's rewrites before lowering, as it runs them on
+        // NVVM's PTX: the result must still verify.
+        let mut module = module;
+        warpsim_ir::merge::merge_accesses(&mut module);
+        for kernel in &mut module.kernels {
+            warpsim_ir::schedule::schedule_kernel(kernel);
+        }
+        assert!(
+            warpsim_ir::verify_module(&module).is_ok(),
+            "merged and scheduled, the module no longer verifies"
+        );
         (0..module.kernels.len())
             .filter(|&index| Program::lower(&module, warpsim_ir::KernelId(index as u32)).is_ok())
             .count()

@@ -135,6 +135,27 @@ impl Kernel {
     pub fn label(&self, label: LabelId) -> &Label {
         &self.labels[label.index()]
     }
+
+    /// Rebuilds the instruction list: `rewrite` is given each instruction
+    /// with its index and pushes what it becomes (nothing, itself, or
+    /// several) onto the new list; every label then moves to the first
+    /// instruction at or after its old target.
+    pub(crate) fn rewrite_instructions(
+        &mut self,
+        mut rewrite: impl FnMut(usize, Instr, &mut Vec<Instr>),
+    ) {
+        let old = std::mem::take(&mut self.instrs);
+        let mut new_index = Vec::with_capacity(old.len() + 1);
+        for (index, instr) in old.into_iter().enumerate() {
+            new_index.push(self.instrs.len() as u32);
+            rewrite(index, instr, &mut self.instrs);
+        }
+        new_index.push(self.instrs.len() as u32);
+        for label in &mut self.labels {
+            let target = label.target.index().min(new_index.len() - 1);
+            label.target = InstrId(new_index[target]);
+        }
+    }
 }
 
 /// A virtual register declaration (`.reg .u32 %r1`).

@@ -230,21 +230,13 @@ impl Plan {
         if self.replacements.is_empty() && self.new_regs.is_empty() {
             return;
         }
-        let old = std::mem::take(&mut kernel.instrs);
-        let mut new_index = Vec::with_capacity(old.len() + 1);
         let mut replacements = self.replacements;
-        for (index, instr) in old.into_iter().enumerate() {
-            new_index.push(kernel.instrs.len() as u32);
-            match replacements.remove(&index) {
-                Some(instrs) => kernel.instrs.extend(instrs),
-                None => kernel.instrs.push(instr),
-            }
-        }
-        new_index.push(kernel.instrs.len() as u32);
-        for label in &mut kernel.labels {
-            let target = label.target.index().min(new_index.len() - 1);
-            label.target = InstrId(new_index[target]);
-        }
+        kernel.rewrite_instructions(
+            |index, instr, rewritten| match replacements.remove(&index) {
+                Some(instrs) => rewritten.extend(instrs),
+                None => rewritten.push(instr),
+            },
+        );
         kernel.regs.extend(self.new_regs);
     }
 }

@@ -55,7 +55,7 @@ use std::collections::BTreeSet;
 
 use crate::cfg::Cfg;
 use crate::instr::{Instr, MemoryOrder, Op, Operand};
-use crate::kernel::{InstrId, Kernel, LabelId};
+use crate::kernel::{Kernel, LabelId};
 use crate::merge::read_registers;
 use crate::types::{SpecialReg, StateSpace};
 
@@ -296,29 +296,26 @@ fn predicate_short_branches(kernel: &mut Kernel) -> usize {
     predicated
 }
 
-/// Drops the instructions `removed` marks, moving each label to the
-/// instruction that now stands at or after its old target, and keeps only
-/// the labels `keep` marks (a label no branch names any more would still
-/// end a basic block).
+/// Drops the instructions `removed` marks (labels move to the instruction
+/// that now stands at or after their old target), and keeps only the
+/// labels `keep` marks: a label no branch names any more would still end a
+/// basic block.
 fn remove_instructions(kernel: &mut Kernel, removed: &[bool], keep: &[bool]) {
-    let old = std::mem::take(&mut kernel.instrs);
-    let mut new_index = Vec::with_capacity(old.len() + 1);
-    for (instr, &gone) in old.into_iter().zip(removed) {
-        new_index.push(kernel.instrs.len() as u32);
-        if !gone {
-            kernel.instrs.push(instr);
+    kernel.rewrite_instructions(|index, instr, kept| {
+        if !removed[index] {
+            kept.push(instr);
         }
-    }
-    new_index.push(kernel.instrs.len() as u32);
+    });
     let mut label_index = Vec::with_capacity(kernel.labels.len());
-    let labels = std::mem::take(&mut kernel.labels);
-    for (mut label, &kept) in labels.into_iter().zip(keep) {
-        label_index.push(kernel.labels.len() as u32);
-        if kept {
-            label.target = InstrId(new_index[label.target.index().min(new_index.len() - 1)]);
-            kernel.labels.push(label);
-        }
+    let mut kept_labels = 0;
+    for &kept in keep {
+        label_index.push(kept_labels);
+        kept_labels += u32::from(kept);
     }
+    let mut kept = keep.iter();
+    kernel
+        .labels
+        .retain(|_| *kept.next().expect("a flag per label"));
     for instr in &mut kernel.instrs {
         if let Op::Branch { target } = &mut instr.op {
             *target = LabelId(label_index[target.index()]);

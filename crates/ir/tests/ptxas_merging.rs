@@ -359,12 +359,13 @@ fn programs(dir: &Path, found: &mut Vec<PathBuf>) {
 }
 
 #[test]
-fn every_program_of_the_repository_merges_into_a_verified_round_tripping_module() {
+fn every_program_of_the_repository_merges_and_schedules_into_a_verified_round_tripping_module() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../programs");
     let mut files = Vec::new();
     programs(&root, &mut files);
     files.sort();
     let mut merged_any = 0;
+    let mut scheduled_any = 0;
     for path in &files {
         let text = fs::read_to_string(path).expect("readable");
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
@@ -387,10 +388,37 @@ fn every_program_of_the_repository_merges_into_a_verified_round_tripping_module(
         let reparsed = warpsim_ir::parse_module("merged.kir", &printed)
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         assert_eq!(reparsed, module, "{}", path.display());
+        // Then the load schedule, as the driver runs it: a verified,
+        // round-tripping module that a second schedule leaves as it is.
+        for kernel in &mut module.kernels {
+            let summary = warpsim_ir::schedule::schedule_kernel(kernel);
+            if summary != warpsim_ir::schedule::ScheduleSummary::default() {
+                scheduled_any += 1;
+            }
+        }
+        verify_module(&module).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let printed = print_module(&module);
+        let reparsed = warpsim_ir::parse_module("scheduled.kir", &printed)
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert_eq!(reparsed, module, "{}", path.display());
+        let mut again = module.clone();
+        for kernel in &mut again.kernels {
+            warpsim_ir::schedule::schedule_kernel(kernel);
+        }
+        assert_eq!(
+            again,
+            module,
+            "{}: a second schedule changed it",
+            path.display()
+        );
     }
     assert!(files.len() > 50, "found only {} programs", files.len());
     assert!(
         merged_any >= 6,
         "merging changed only {merged_any} programs"
+    );
+    assert!(
+        scheduled_any >= 30,
+        "the schedule changed only {scheduled_any} kernels"
     );
 }
