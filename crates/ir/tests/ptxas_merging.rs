@@ -383,11 +383,14 @@ fn every_program_of_the_repository_merges_and_schedules_into_a_verified_round_tr
         if summary != warpsim_ir::merge::MergeSummary::default() {
             merged_any += 1;
         }
-        verify_module(&module).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        let printed = print_module(&module);
-        let reparsed = warpsim_ir::parse_module("merged.kir", &printed)
-            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        assert_eq!(reparsed, module, "{}", path.display());
+        // A rewritten module verifies and round-trips through its text.
+        let verified_round_trip = |module: &Module| {
+            verify_module(module).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            let reparsed = warpsim_ir::parse_module("rewritten.kir", &print_module(module))
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            assert_eq!(&reparsed, module, "{}", path.display());
+        };
+        verified_round_trip(&module);
         // Then the load schedule, as the driver runs it: a verified,
         // round-tripping module that a second schedule leaves as it is.
         for kernel in &mut module.kernels {
@@ -396,11 +399,7 @@ fn every_program_of_the_repository_merges_and_schedules_into_a_verified_round_tr
                 scheduled_any += 1;
             }
         }
-        verify_module(&module).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        let printed = print_module(&module);
-        let reparsed = warpsim_ir::parse_module("scheduled.kir", &printed)
-            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        assert_eq!(reparsed, module, "{}", path.display());
+        verified_round_trip(&module);
         let mut again = module.clone();
         for kernel in &mut again.kernels {
             warpsim_ir::schedule::schedule_kernel(kernel);
