@@ -41,13 +41,34 @@ fn describe_all<'a>(
 }
 
 /// Runs every test of `file` in the explore model (8 launches of 64
-/// instances) and compares what came with what the model allows.
+/// instances, 64 when an allowed outcome has not come) and compares what came with what the model allows.
 fn explore_matches_the_model(file: &str) {
     let config = machine();
     for test in expanded(file) {
         let allowed = allowed_outcomes(&test, DEFAULT_BOUND).unwrap();
         let kernel = LitmusKernel::new(&test).unwrap();
-        let seen = litmus::explore(&kernel, &config, 8, 0).unwrap();
+        let expected_unseen: BTreeSet<String> = UNREACHABLE
+            .iter()
+            .filter(|(name, _)| *name == test.name)
+            .map(|(_, outcome)| outcome.to_string())
+            .collect();
+        let unseen_of = |seen: &std::collections::BTreeMap<Outcome, u64>| -> BTreeSet<String> {
+            describe_all(
+                &test,
+                allowed.iter().filter(|outcome| !seen.contains_key(outcome)),
+            )
+            .into_iter()
+            .collect()
+        };
+        let mut seen = litmus::explore(&kernel, &config, 8, 0).unwrap();
+        if unseen_of(&seen) != expected_unseen {
+            // A rare outcome gets 56 launches more (seeds 8 to 63): the
+            // weak outcome of IRIW within one warp comes 9 times in 4,096
+            // runs, its fences taking 265 cycles each.
+            for (outcome, count) in litmus::explore(&kernel, &config, 56, 8).unwrap() {
+                *seen.entry(outcome).or_insert(0) += count;
+            }
+        }
         let forbidden: Vec<&Outcome> = seen.keys().filter(|o| !allowed.contains(o)).collect();
         assert!(
             forbidden.is_empty(),
@@ -55,17 +76,7 @@ fn explore_matches_the_model(file: &str) {
             test.name,
             describe_all(&test, forbidden)
         );
-        let unseen: BTreeSet<String> = describe_all(
-            &test,
-            allowed.iter().filter(|outcome| !seen.contains_key(outcome)),
-        )
-        .into_iter()
-        .collect();
-        let expected_unseen: BTreeSet<String> = UNREACHABLE
-            .iter()
-            .filter(|(name, _)| *name == test.name)
-            .map(|(_, outcome)| outcome.to_string())
-            .collect();
+        let unseen = unseen_of(&seen);
         assert_eq!(
             unseen, expected_unseen,
             "{}: allowed but not produced",

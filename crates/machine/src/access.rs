@@ -235,6 +235,7 @@ pub(crate) fn memory_access(
             }
             Target::Global(address) => {
                 global_lanes |= 1 << lane;
+                state.global_bytes += total;
                 push_sectors(&mut state.sectors, address, total);
                 if let Some(races) = global_races.as_mut() {
                     let accessor = global_accessor(env, state, warp, lane, pc);
@@ -258,6 +259,7 @@ pub(crate) fn memory_access(
             Target::Local(offset) => {
                 let base = *local_base
                     .get_or_insert_with(|| local_timing_base(env, state.block_index, warp.index));
+                state.local_bytes += total;
                 push_sectors(
                     &mut state.local_sectors,
                     local_timing_address(base, lane, offset),
@@ -388,6 +390,8 @@ impl Request<'_> {
 fn begin_request(state: &mut BlockState) {
     state.sectors.clear();
     state.local_sectors.clear();
+    state.global_bytes = 0;
+    state.local_bytes = 0;
     state.last_wavefronts = warpsim_banks::Wavefronts::default();
 }
 
@@ -570,6 +574,7 @@ fn global_access(
     if request.active == 0 {
         return true;
     }
+    state.global_bytes = request.active.count_ones() * total;
     for (lane, &address) in addresses.iter().enumerate() {
         if request.active >> lane & 1 == 0 {
             continue;

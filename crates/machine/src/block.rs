@@ -208,6 +208,10 @@ pub(crate) struct BlockState {
     /// hardware keeps them (`access::local_timing_address`), for the
     /// timing model's L1; not counted as global sectors.
     pub(crate) local_sectors: Vec<u64>,
+    /// The bytes the last request's global and local lanes moved, which
+    /// say with its sectors whether a store wrote them whole.
+    pub(crate) global_bytes: u32,
+    pub(crate) local_bytes: u32,
     pub(crate) checker: BlockChecker,
     /// The bytes of shared and local memory written so far, when checking
     /// for uninitialized reads.
@@ -264,6 +268,8 @@ impl<'a> BlockRunner<'a> {
                 shared_addresses: [0; WARP_SIZE],
                 sectors: Vec::with_capacity(2 * WARP_SIZE),
                 local_sectors: Vec::with_capacity(2 * WARP_SIZE),
+                global_bytes: 0,
+                local_bytes: 0,
                 checker: BlockChecker::default(),
                 written: env
                     .check_initialization

@@ -259,6 +259,29 @@ pub struct TimingConfig {
     pub l1_ways: u32,
     /// Sectors (32 bytes) the L1 returns per cycle.
     pub l1_sectors_per_cycle: u32,
+    /// Bytes of global and local stores one SM sends towards the L2 per
+    /// cycle, a whole sector for each sector a request writes to, and the
+    /// cycles each 128-byte line costs on top when the request writes only
+    /// part of some sector in it (programs/timing/hardware/h200-stores.txt:
+    /// 1.02 cycles per sector, 0.99 per such line, on one SM).
+    pub store_bytes_per_cycle: u32,
+    pub partial_store_line_cycles: u32,
+    /// Store requests an SM's queue holds before warps that store stall
+    /// (`stall_lg_throttle`): on an H200, warps hand over 47 requests more
+    /// than the path has sent (h200-stores.txt, the unfenced stores).
+    pub store_queue_requests: u32,
+    /// 128-byte lines of stores the L2 takes a cycle across the GPU, beside
+    /// its write bandwidth in bytes: on an H200, 132 SMs storing 4 bytes a
+    /// line reached 31.3 lines a cycle (h200-stores.txt).
+    pub l2_write_lines_per_cycle: f64,
+    /// The same for loads that miss the L1: 132 SMs loading 4 bytes a line
+    /// reached 41 lines a cycle (h200-store-merging.txt).
+    pub l2_read_lines_per_cycle: f64,
+    /// What a fence costs with no store outstanding: `membar.gl`,
+    /// `fence.sc.gpu`, `fence.acq_rel.gpu` and the system scope (265 cycles
+    /// on an H200, h200-stores.txt), and `membar.cta` (13).
+    pub fence_latency: u32,
+    pub block_fence_latency: u32,
     /// DRAM bandwidth in bytes per SM cycle for the whole GPU (3.35 TB/s at
     /// 1,755 MHz is about 1,900).
     pub dram_bytes_per_cycle: u32,
@@ -337,6 +360,13 @@ impl Default for TimingConfig {
             l1_bytes: 128 * 1024,
             l1_ways: 4,
             l1_sectors_per_cycle: 4,
+            store_bytes_per_cycle: 32,
+            partial_store_line_cycles: 1,
+            store_queue_requests: 47,
+            l2_write_lines_per_cycle: 31.0,
+            l2_read_lines_per_cycle: 41.0,
+            fence_latency: 265,
+            block_fence_latency: 13,
             dram_bytes_per_cycle: 2000,
             l2_bytes: 50 * 1024 * 1024,
             l2_ways: 16,
@@ -531,7 +561,7 @@ impl MachineConfig {
     fn validate_sm_and_timing(&self) -> Result<(), ConfigError> {
         let sm = &self.sm;
         let timing = &self.timing;
-        let positive: [(&'static [&'static str], u64); 51] = [
+        let positive: [(&'static [&'static str], u64); 53] = [
             (&["device.sm_count"], self.device.sm_count.into()),
             (&["sm.sub_partitions"], sm.sub_partitions.into()),
             (&["sm.max_threads"], sm.max_threads.into()),
@@ -631,6 +661,14 @@ impl MachineConfig {
                 &["timing.l1_sectors_per_cycle"],
                 timing.l1_sectors_per_cycle.into(),
             ),
+            (
+                &["timing.store_bytes_per_cycle"],
+                timing.store_bytes_per_cycle.into(),
+            ),
+            (
+                &["timing.store_queue_requests"],
+                timing.store_queue_requests.into(),
+            ),
             (&["timing.atomic_latency"], timing.atomic_latency.into()),
             (&["timing.l2_bytes"], timing.l2_bytes),
             (&["timing.l2_ways"], timing.l2_ways.into()),
@@ -662,6 +700,16 @@ impl MachineConfig {
                 &["timing.atomic_sectors_per_cycle"],
                 timing.atomic_sectors_per_cycle,
                 "sectors per cycle",
+            ),
+            (
+                &["timing.l2_write_lines_per_cycle"],
+                timing.l2_write_lines_per_cycle,
+                "lines per cycle",
+            ),
+            (
+                &["timing.l2_read_lines_per_cycle"],
+                timing.l2_read_lines_per_cycle,
+                "lines per cycle",
             ),
         ] {
             if !(value.is_finite() && value > 0.0) {

@@ -13,7 +13,7 @@ use crate::timing::shards::{apply_in_shards, ShardOrder};
 
 /// Bytes per sector and per line.
 pub(crate) const SECTOR_BYTES: u64 = 32;
-const SECTORS_PER_LINE: u64 = 4;
+pub(crate) const SECTORS_PER_LINE: u64 = 4;
 
 /// The tags of one cache, one entry per way, set after set, each set's
 /// ways in order of use: the most recently used first, empty ways last.

@@ -26,7 +26,20 @@
 //!   that waits for the SM's share of the DRAM bandwidth. The L2 is shared
 //!   by all SMs: an SM reads it as it was at the start of the current time
 //!   window and its own accesses of the window, and the accesses are
-//!   applied in SM order at the window's end (`gpu.rs`).
+//!   applied in SM order at the window's end (`gpu.rs`). The L2 takes an
+//!   SM's requests at its share of the bandwidth in bytes and of
+//!   `l2_read_lines_per_cycle` and `l2_write_lines_per_cycle` in 128-byte
+//!   lines, whichever is the slower (`h200-stores.txt`,
+//!   `h200-store-merging.txt`).
+//! - Stores, global and local, then wait their turn on the SM's path
+//!   towards the L2, which takes `store_bytes_per_cycle` (a whole sector for
+//!   each sector written to) and `partial_store_line_cycles` more for each
+//!   line in which a request writes part of a sector; a warp that stores
+//!   stalls (`stall_lg_throttle`) while `store_queue_requests` requests
+//!   wait for the path. Loads do not wait behind stores.
+//! - A fence waits for the warp's stores and atomics and then takes
+//!   `fence_latency` (`block_fence_latency` at CTA scope), which an H200
+//!   spends even with nothing outstanding.
 //! - A global atomic costs what an L2 access costs, `atomic_latency` in
 //!   place of the hit's (a miss fetches the sector from DRAM first), after
 //!   the SM's earlier atomics have had their share of the L2's
@@ -54,8 +67,14 @@
 //! basic blocks as ptxas raises them: `warpsim_ir::schedule`; where ptxas
 //! gives successive atomics' results one register, which makes each wait
 //! for the last on an H100, warpsim's overlap: `h100-atomic-chains.txt`),
-//! and reductions never hold the SM back (on an H100 a queue of them
-//! does, once each SM has more than about 128 outstanding).
+//! reductions never hold the SM back (on an H100 a queue of them
+//! does, once each SM has more than about 128 outstanding), the L1 does
+//! not merge a warp's partial stores to the same sectors before they leave
+//! for the L2 (an H200's does, `h200-store-merging.txt`), and a barrier
+//! does not wait for the stores before it to reach the L1 (on an H200 a
+//! `__syncthreads()` after a warp's store takes about 170 cycles more).
+
+use std::collections::VecDeque;
 
 use crate::hashing::FastHashMap;
 
@@ -128,6 +147,9 @@ pub(crate) struct IssueRecord {
     may_open_barrier: bool,
     /// A `cp.async` or mbarrier instruction, timed by `async_copy_timing`.
     asynchronous: bool,
+    /// A store that may reach global or local memory, which waits for room
+    /// in the SM's store queue.
+    store: bool,
     /// Whether running it may count into the SM's counters or ask its
     /// bank arbiter (`BlockRunner::swap_stats`, `swap_arbiter`): all but
     /// the instructions that only compute on registers.
@@ -333,6 +355,13 @@ impl Costs {
                             | Kind::CpAsyncWait { .. }
                             | Kind::Mbarrier { .. }
                     ),
+                    store: matches!(instruction.kind, Kind::Store { .. })
+                        && matches!(
+                            timing.pipe,
+                            Pipe::Memory(
+                                MemoryPipe::Global | MemoryPipe::Local | MemoryPipe::Generic
+                            )
+                        ),
                     lends_counters: !crate::semantics::computes_on_registers_only(
                         &instruction.kind,
                     ),
@@ -631,6 +660,10 @@ pub(crate) struct Sm<'a> {
     scheduler: SchedulerPolicy,
     /// When the SM's MIO and L1TEX data path is free.
     data_path_free: u64,
+    /// When the SM's path for store data towards the L2 is free, and when
+    /// each store request in its queue leaves it, in order.
+    store_path_free: u64,
+    store_queue: VecDeque<u64>,
     l1: SectorCache,
     /// L2 sectors this SM reached in the current window, with when they
     /// arrive, and every L2 access in order (applied at the window's end).
@@ -691,6 +724,8 @@ impl<'a> Sm<'a> {
             sub_partitions: vec![SubPartition::default(); 4],
             scheduler: config.scheduler,
             data_path_free: 0,
+            store_path_free: 0,
+            store_queue: VecDeque::new(),
             l1: SectorCache::new(u64::from(config.l1_bytes), config.l1_ways),
             window_sectors: FastHashMap::default(),
             l2_accesses: Vec::new(),
@@ -1000,6 +1035,7 @@ impl<'a> Sm<'a> {
             sub_partitions,
             arbiter,
             data_path_free,
+            store_queue,
             l2_free,
             issued,
             window_end,
@@ -1065,7 +1101,16 @@ impl<'a> Sm<'a> {
             Pipe::Memory(_) => (
                 sub.port_free[PORT_MIO]
                     .max(data_path_free.saturating_sub(MEMORY_QUEUE_CYCLES))
-                    .max((*l2_free as u64).saturating_sub(L2_QUEUE_CYCLES)),
+                    .max((*l2_free as u64).saturating_sub(L2_QUEUE_CYCLES))
+                    .max(if record.store {
+                        store_queue_room(
+                            store_queue,
+                            shared.costs.config.store_queue_requests,
+                            cycle,
+                        )
+                    } else {
+                        cycle
+                    }),
                 StallReason::LgThrottle,
             ),
             _ => (sub.port_free[cost.port], StallReason::MathPipeThrottle),
@@ -1268,11 +1313,24 @@ impl<'a> Sm<'a> {
             }
             Pipe::Fence => {
                 // A fence waits for the warp's stores and atomics to be
-                // performed (at the L2 for the GPU scope).
+                // performed (at the L2 for the GPU scope), and then takes
+                // its own time, which for the GPU and system scopes is
+                // long even with nothing outstanding (programs/timing/
+                // hardware/h200-stores.txt: MEMBAR.SC.GPU with ERRBAR and
+                // CCTL.IVALL, 265 cycles; MEMBAR.CTA 13).
+                let config = &shared.costs.config;
+                let own = match shared.env.program.code[pc as usize].kind {
+                    Kind::Fence {
+                        scope: warpsim_ir::Scope::Cta,
+                        ..
+                    } => config.block_fence_latency,
+                    _ => config.fence_latency,
+                };
                 let timing = &mut self.warps[warp_ref.index as usize];
-                if timing.memory_done > cycle + 1 {
-                    stall(stats, timing, pc, StallReason::Membar, timing.memory_done);
-                    self.earliest[warp_ref.index as usize] = timing.memory_done;
+                let done = timing.memory_done.max(cycle) + u64::from(own);
+                if done > cycle + 1 {
+                    stall(stats, timing, pc, StallReason::Membar, done);
+                    self.earliest[warp_ref.index as usize] = done;
                 }
                 (0, cost.reason)
             }
@@ -1403,6 +1461,7 @@ impl<'a> Sm<'a> {
         let state = &mut block.runner.state;
         let global = std::mem::take(&mut state.sectors);
         let local = std::mem::take(&mut state.local_sectors);
+        let (global_bytes, local_bytes) = (state.global_bytes, state.local_bytes);
         if !global.is_empty() {
             reason = StallReason::LongScoreboard;
             let kind = if is_atomic && is_store {
@@ -1414,7 +1473,7 @@ impl<'a> Sm<'a> {
             } else {
                 SectorAccess::Load
             };
-            let mut done = self.through_l1tex(shared, &global, cycle, kind);
+            let mut done = self.through_l1tex(shared, &global, global_bytes, cycle, kind);
             if returns_global_old_value {
                 // The old value is known when the window ends, when the
                 // store buffers meet memory (`store_buffer.rs`): nothing
@@ -1442,7 +1501,7 @@ impl<'a> Sm<'a> {
             } else {
                 SectorAccess::Load
             };
-            let done = self.through_l1tex(shared, &local, cycle, kind);
+            let done = self.through_l1tex(shared, &local, local_bytes, cycle, kind);
             if is_store {
                 let timing = &mut self.warps[warp_ref.index as usize];
                 timing.memory_done = timing.memory_done.max(cycle + done);
@@ -1470,20 +1529,53 @@ impl<'a> Sm<'a> {
         (latency.min(u64::from(u32::MAX)) as u32, reason)
     }
 
-    /// The sectors of one request through the L1TEX data path
-    /// (`l1_sectors_per_cycle` a cycle, after what the path already holds)
-    /// and the caches: the cycles until the last one is done.
+    /// The sectors of one request, its lanes having moved `bytes`, through
+    /// the L1TEX data path and the caches: the cycles until the last one is
+    /// done. Loads take `l1_sectors_per_cycle` a cycle; stores go towards
+    /// the L2 at `store_bytes_per_cycle`, a whole sector each, and a store
+    /// that writes only part of some sector costs
+    /// `partial_store_line_cycles` more for each 128-byte line it touches
+    /// (its byte masks: programs/timing/hardware/h200-stores.txt, where 32
+    /// lanes storing 4 bytes 32 bytes apart take 40 cycles a request on one
+    /// SM, and 16 bytes 16 bytes apart, 16 whole sectors, 18).
     fn through_l1tex(
         &mut self,
         shared: &Shared<'_, 'a>,
         sectors: &[u64],
+        bytes: u32,
         cycle: u64,
         kind: SectorAccess,
     ) -> u64 {
         let config = &shared.costs.config;
-        let per_cycle = u64::from(config.l1_sectors_per_cycle.max(1));
+        let count = sectors.len() as u64;
         let start = cycle.max(self.data_path_free);
-        self.data_path_free = start + (sectors.len() as u64).div_ceil(per_cycle);
+        self.data_path_free = start + count.div_ceil(u64::from(config.l1_sectors_per_cycle.max(1)));
+        // A store's data then waits its turn on the path to the L2, which
+        // loads do not wait for.
+        let store = matches!(kind, SectorAccess::GlobalStore | SectorAccess::LocalStore);
+        let store_lines = if store { lines_of(sectors) } else { 0 };
+        let drained = if store {
+            let sector_bytes = crate::timing::cache::SECTOR_BYTES;
+            let whole =
+                (count * sector_bytes).div_ceil(u64::from(config.store_bytes_per_cycle.max(1)));
+            let partial_lines = if u64::from(bytes) < count * sector_bytes {
+                store_lines
+            } else {
+                0
+            };
+            let occupied = whole + partial_lines * u64::from(config.partial_store_line_cycles);
+            let drain_start = start.max(self.store_path_free);
+            self.store_path_free = drain_start + occupied;
+            self.store_queue.push_back(self.store_path_free);
+            self.store_path_free - start
+        } else {
+            0
+        };
+        let l2_before = self.l2_free.max(cycle as f64);
+        // The lines of a load's sectors that miss the L1, counted as they
+        // change along the sorted sectors.
+        let mut missed_lines = 0u64;
+        let mut last_missed_line = None;
         let mut slowest = 0u64;
         for &sector in sectors {
             let arrival = match kind {
@@ -1521,13 +1613,40 @@ impl<'a> Sm<'a> {
                     u64::from(config.l1_hit_latency)
                 }
                 SectorAccess::Load => {
+                    let line = sector / crate::timing::cache::SECTORS_PER_LINE;
+                    if last_missed_line != Some(line) {
+                        missed_lines += 1;
+                        last_missed_line = Some(line);
+                    }
                     self.l1.fill(sector);
                     self.l2_access(shared, sector, cycle, false)
                 }
             };
             slowest = slowest.max(arrival);
         }
-        start - cycle + slowest
+        if missed_lines > 0 {
+            // Loads too go through the L2 by lines as well as by bytes (on
+            // 132 SMs, 4-byte loads a line each went at 41 lines a cycle,
+            // h200-store-merging.txt, where whole lines run at the
+            // measured bandwidth, 35 lines a cycle).
+            let lines = missed_lines as f64 * shared.active_sms / config.l2_read_lines_per_cycle;
+            self.l2_free = self.l2_free.max(l2_before + lines);
+        }
+        if matches!(kind, SectorAccess::GlobalStore) {
+            // The L2 takes global stores a line at a time as well as by
+            // their bytes: the SM's share of `l2_write_lines_per_cycle`,
+            // where that is the slower (on 132 SMs, 4-byte stores a line
+            // each went at 31 lines a cycle: h200-stores.txt). Local
+            // stores are left to their bytes: an H100's median filter
+            // wrote four sectors into the L2 a local store
+            // (h100-local-stores.txt), where the lanes' words as
+            // `access::local_timing_address` lays them out make 2.65 lines
+            // a store, more than the rate allows in the kernel's time.
+            let lines = store_lines as f64 * shared.active_sms / config.l2_write_lines_per_cycle;
+            self.l2_free = self.l2_free.max(l2_before + lines);
+        }
+        // A store is done when its last sector has left and reached the L2.
+        start - cycle + drained + slowest
     }
 
     /// A sector's trip to the L2 (and DRAM on a miss) at `cycle`: the
@@ -1924,9 +2043,68 @@ fn stall(stats: &mut RunStats, timing: &mut WarpTiming, pc: u32, reason: StallRe
     }
 }
 
+/// When a store may join the SM's store queue at `cycle`: at once while it
+/// holds fewer than `capacity` requests, else when the oldest leaves.
+fn store_queue_room(queue: &mut VecDeque<u64>, capacity: u32, cycle: u64) -> u64 {
+    while queue.front().is_some_and(|&leaves| leaves <= cycle) {
+        queue.pop_front();
+    }
+    if queue.len() < capacity.max(1) as usize {
+        cycle
+    } else {
+        queue[queue.len() - capacity.max(1) as usize]
+    }
+}
+
+/// The 128-byte lines of a request's sectors, counted as changes of line
+/// along the list: exact for a global request's, which are sorted, and at
+/// most the lanes' changes of line for a local one's, in lane order.
+fn lines_of(sectors: &[u64]) -> u64 {
+    let sectors_per_line = crate::timing::cache::SECTORS_PER_LINE;
+    let mut lines = 0;
+    let mut last = None;
+    for &sector in sectors {
+        let line = sector / sectors_per_line;
+        if last != Some(line) {
+            lines += 1;
+            last = Some(line);
+        }
+    }
+    lines
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_store_joins_the_queue_once_fewer_requests_than_its_capacity_wait() {
+        // Requests leave at cycles 10, 20, 30, 40.
+        let mut queue: VecDeque<u64> = [10, 20, 30, 40].into_iter().collect();
+        // Room for five: at once.
+        assert_eq!(store_queue_room(&mut queue, 5, 0), 0);
+        // Room for four: when the oldest leaves.
+        assert_eq!(store_queue_room(&mut queue, 4, 0), 10);
+        // Room for two: when three have left, one remaining.
+        assert_eq!(store_queue_room(&mut queue, 2, 0), 30);
+        // At cycle 25 two have left and are forgotten; two remain.
+        assert_eq!(store_queue_room(&mut queue, 2, 25), 30);
+        assert_eq!(queue.len(), 2);
+        assert_eq!(store_queue_room(&mut queue, 3, 25), 25);
+    }
+
+    #[test]
+    fn a_request_lines_are_its_sectors_four_to_a_line() {
+        assert_eq!(lines_of(&[]), 0);
+        assert_eq!(lines_of(&[0, 1, 2, 3]), 1);
+        assert_eq!(lines_of(&[3, 4]), 2);
+        // 4-byte lanes 32 bytes apart: 32 sectors in 8 lines.
+        let strided: Vec<u64> = (0..32).collect();
+        assert_eq!(lines_of(&strided), 8);
+        // 128 bytes apart: a line each.
+        let spread: Vec<u64> = (0..32).map(|lane| lane * 4).collect();
+        assert_eq!(lines_of(&spread), 32);
+    }
 
     #[test]
     fn a_register_ready_entry_keeps_its_cycle_and_reason() {
