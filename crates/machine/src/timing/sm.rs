@@ -71,7 +71,7 @@
 //! does, once each SM has more than about 128 outstanding), the L1 does
 //! not merge a warp's partial stores to the same sectors before they leave
 //! for the L2 (an H200's does, `h200-store-merging.txt`), and a barrier
-//! does not wait for the stores before it to reach the L1 (on an H200 a
+//! after a store costs what it costs without one (on an H200 a
 //! `__syncthreads()` after a warp's store takes about 170 cycles more).
 
 use std::collections::VecDeque;
