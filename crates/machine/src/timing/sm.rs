@@ -1537,7 +1537,9 @@ impl<'a> Sm<'a> {
     /// `partial_store_line_cycles` more for each 128-byte line it touches
     /// (its byte masks: programs/timing/hardware/h200-stores.txt, where 32
     /// lanes storing 4 bytes 32 bytes apart take 40 cycles a request on one
-    /// SM, and 16 bytes 16 bytes apart, 16 whole sectors, 18).
+    /// SM, and 16 bytes 16 bytes apart, 16 whole sectors, 18). The L2 takes
+    /// what misses the L1 at the SM's share of its bandwidth in bytes and of
+    /// its rate in lines, whichever is the slower.
     fn through_l1tex(
         &mut self,
         shared: &Shared<'_, 'a>,
