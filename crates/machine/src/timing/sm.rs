@@ -339,7 +339,7 @@ impl Costs {
                 }
                 IssueRecord {
                     pipe: timing.pipe,
-                    cost: self.of(timing.pipe),
+                    cost: self.of_instruction(timing.pipe, &instruction.kind),
                     first,
                     inline,
                     checked: (registers.len() as u32 - first) as u16,
@@ -370,6 +370,24 @@ impl Costs {
             })
             .collect();
         IssueRecords { records, registers }
+    }
+
+    /// What `kind`, on `pipe`, costs: its pipe's cost, but for a fence,
+    /// whose latency is its own once the warp's stores are done, by scope
+    /// (programs/timing/hardware/h200-stores.txt: MEMBAR.SC.GPU with ERRBAR
+    /// and CCTL.IVALL, 265 cycles with nothing outstanding; MEMBAR.CTA 13).
+    fn of_instruction(&self, pipe: Pipe, kind: &Kind) -> PipeCost {
+        match kind {
+            Kind::Fence { scope, .. } => PipeCost {
+                latency: if *scope == warpsim_ir::Scope::Cta {
+                    self.config.block_fence_latency
+                } else {
+                    self.config.fence_latency
+                },
+                ..self.control
+            },
+            _ => self.of(pipe),
+        }
     }
 
     fn of(&self, pipe: Pipe) -> PipeCost {
@@ -1314,20 +1332,10 @@ impl<'a> Sm<'a> {
             Pipe::Fence => {
                 // A fence waits for the warp's stores and atomics to be
                 // performed (at the L2 for the GPU scope), and then takes
-                // its own time, which for the GPU and system scopes is
-                // long even with nothing outstanding (programs/timing/
-                // hardware/h200-stores.txt: MEMBAR.SC.GPU with ERRBAR and
-                // CCTL.IVALL, 265 cycles; MEMBAR.CTA 13).
-                let config = &shared.costs.config;
-                let own = match shared.env.program.code[pc as usize].kind {
-                    Kind::Fence {
-                        scope: warpsim_ir::Scope::Cta,
-                        ..
-                    } => config.block_fence_latency,
-                    _ => config.fence_latency,
-                };
+                // its own latency (`Costs::of_instruction`), which writes
+                // no register: the warp waits for it here.
                 let timing = &mut self.warps[warp_ref.index as usize];
-                let done = timing.memory_done.max(cycle) + u64::from(own);
+                let done = timing.memory_done.max(cycle) + u64::from(cost.latency);
                 if done > cycle + 1 {
                     stall(stats, timing, pc, StallReason::Membar, done);
                     self.earliest[warp_ref.index as usize] = done;
@@ -2051,10 +2059,11 @@ fn store_queue_room(queue: &mut VecDeque<u64>, capacity: u32, cycle: u64) -> u64
     while queue.front().is_some_and(|&leaves| leaves <= cycle) {
         queue.pop_front();
     }
-    if queue.len() < capacity.max(1) as usize {
+    let capacity = capacity.max(1) as usize;
+    if queue.len() < capacity {
         cycle
     } else {
-        queue[queue.len() - capacity.max(1) as usize]
+        queue[queue.len() - capacity]
     }
 }
 
