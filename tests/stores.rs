@@ -7,7 +7,7 @@
 
 mod support;
 
-use support::repo_root;
+use support::{repo_root, run_timing_launch_on_h200};
 
 /// One measured launch: its name and the H200's block-0 cycles under ncu.
 fn measurements() -> Vec<(String, f64)> {
@@ -70,21 +70,11 @@ fn stores_fences_and_strided_loads_land_near_the_h200() {
     let mut report = Vec::new();
     let mut misses = Vec::new();
     for (name, hardware) in rows {
-        let launch = repo_root().join(format!("programs/timing/{name}.toml"));
         let cycles = scratch.join(format!("{name}.bin"));
-        let output = std::process::Command::new(env!("CARGO_BIN_EXE_warpsim"))
-            .current_dir(repo_root())
-            .args([
-                "run",
-                launch.to_str().unwrap(),
-                "--config",
-                "programs/h200.toml",
-            ])
-            .arg("--dump")
-            .arg(format!("cycles={}", cycles.display()))
-            .output()
-            .unwrap();
-        assert!(output.status.success(), "{name}: {output:?}");
+        run_timing_launch_on_h200(
+            &name,
+            &["--dump".to_string(), format!("cycles={}", cycles.display())],
+        );
         let bytes = std::fs::read(&cycles).unwrap();
         let simulated = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as f64;
         let error = (simulated - hardware) / hardware * 100.0;

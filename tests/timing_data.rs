@@ -419,6 +419,14 @@ fn every_microbenchmark_row_is_consistent_with_its_launch_file() {
         assert!(launches.contains(&name), "h200-stores.txt: no {name}.toml");
         measured.insert(name);
     }
+    // So are a block's start and end (`tests/tails.rs`).
+    for line in data_lines("h200-tails.txt") {
+        let name = line.split_whitespace().next().unwrap().to_string();
+        if name.starts_with("tails_") {
+            assert!(launches.contains(&name), "h200-tails.txt: no {name}.toml");
+            measured.insert(name);
+        }
+    }
     let unmeasured: Vec<&String> = launches.difference(&measured).collect();
     assert!(
         unmeasured.is_empty(),

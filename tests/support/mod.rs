@@ -34,6 +34,23 @@ pub fn repo_root() -> PathBuf {
         .expect("the repository root exists")
 }
 
+/// Runs the `warpsim` binary on the launch `programs/timing/NAME.toml` with
+/// the H200's machine file (`programs/h200.toml`) and `extra` arguments,
+/// from the repository's root, and returns its output once it succeeded.
+pub fn run_timing_launch_on_h200(name: &str, extra: &[String]) -> std::process::Output {
+    let launch = repo_root().join(format!("programs/timing/{name}.toml"));
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_warpsim"))
+        .current_dir(repo_root())
+        .arg("run")
+        .arg(&launch)
+        .args(["--config", "programs/h200.toml"])
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{name}: {output:?}");
+    output
+}
+
 /// What one run of a program produced.
 pub struct ProgramRun {
     pub report: Report,

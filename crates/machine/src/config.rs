@@ -282,6 +282,10 @@ pub struct TimingConfig {
     /// on an H200, h200-stores.txt), and `membar.cta` (13).
     pub fence_latency: u32,
     pub block_fence_latency: u32,
+    /// The first load of a kernel parameter's 64-byte constant-cache line
+    /// on an SM in a launch: about 88 cycles on an H200, where the later
+    /// ones hit (programs/timing/hardware/h200-tails.txt).
+    pub constant_miss_latency: u32,
     /// DRAM bandwidth in bytes per SM cycle for the whole GPU (3.35 TB/s at
     /// 1,755 MHz is about 1,900).
     pub dram_bytes_per_cycle: u32,
@@ -367,6 +371,7 @@ impl Default for TimingConfig {
             l2_read_lines_per_cycle: 41.0,
             fence_latency: 265,
             block_fence_latency: 13,
+            constant_miss_latency: 88,
             dram_bytes_per_cycle: 2000,
             l2_bytes: 50 * 1024 * 1024,
             l2_ways: 16,
@@ -561,7 +566,7 @@ impl MachineConfig {
     fn validate_sm_and_timing(&self) -> Result<(), ConfigError> {
         let sm = &self.sm;
         let timing = &self.timing;
-        let positive: [(&'static [&'static str], u64); 53] = [
+        let positive: [(&'static [&'static str], u64); 54] = [
             (&["device.sm_count"], self.device.sm_count.into()),
             (&["sm.sub_partitions"], sm.sub_partitions.into()),
             (&["sm.max_threads"], sm.max_threads.into()),
@@ -650,6 +655,10 @@ impl MachineConfig {
                 timing.shared_wavefronts_per_cycle.into(),
             ),
             (&["timing.l1_hit_latency"], timing.l1_hit_latency.into()),
+            (
+                &["timing.constant_miss_latency"],
+                timing.constant_miss_latency.into(),
+            ),
             (&["timing.l2_hit_latency"], timing.l2_hit_latency.into()),
             (
                 &["timing.dram_bytes_per_cycle"],

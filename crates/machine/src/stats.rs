@@ -62,10 +62,13 @@ pub enum StallReason {
     Membar,
     /// Waiting for a branch target to be computed.
     BranchResolving,
+    /// Waiting for a line of the constant cache (kernel parameters,
+    /// `.const` data) to arrive.
+    ImcMiss,
 }
 
 impl StallReason {
-    pub const COUNT: usize = 11;
+    pub const COUNT: usize = 12;
 
     /// Every reason, in index order.
     pub const ALL: [StallReason; StallReason::COUNT] = [
@@ -80,6 +83,7 @@ impl StallReason {
         StallReason::Barrier,
         StallReason::Membar,
         StallReason::BranchResolving,
+        StallReason::ImcMiss,
     ];
 
     /// Nsight Compute's name for the state.
@@ -96,6 +100,7 @@ impl StallReason {
             StallReason::Barrier => "stall_barrier",
             StallReason::Membar => "stall_membar",
             StallReason::BranchResolving => "stall_branch_resolving",
+            StallReason::ImcMiss => "stall_imc_miss",
         }
     }
 }

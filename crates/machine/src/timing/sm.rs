@@ -37,9 +37,18 @@
 //!   line in which a request writes part of a sector; a warp that stores
 //!   stalls (`stall_lg_throttle`) while `store_queue_requests` requests
 //!   wait for the path. Loads do not wait behind stores.
-//! - A fence waits for the warp's stores and atomics and then takes
-//!   `fence_latency` (`block_fence_latency` at CTA scope), which an H200
-//!   spends even with nothing outstanding.
+//! - A fence waits for the warp's stores and atomics, at GPU scope until
+//!   they have reached the L2, at CTA scope until the stores have left the
+//!   SM, and then takes `fence_latency` (`block_fence_latency` at CTA
+//!   scope), which an H200 spends even with nothing outstanding. A block
+//!   retires once its stores have left the SM and its atomics are done
+//!   (`h200-tails.txt`: an exit does not wait for a store's
+//!   acknowledgement).
+//! - Kernel parameters and constants come through a constant cache of
+//!   64-byte lines: a line's first load in a launch waits
+//!   `constant_miss_latency` for it from a second level of 256-byte blocks,
+//!   which holds the parameters from the start and fetches constants from
+//!   the L2 (`h200-tails.txt`).
 //! - A global atomic costs what an L2 access costs, `atomic_latency` in
 //!   place of the hit's (a miss fetches the sector from DRAM first), after
 //!   the SM's earlier atomics have had their share of the L2's
@@ -70,9 +79,11 @@
 //! reductions never hold the SM back (on an H100 a queue of them
 //! does, once each SM has more than about 128 outstanding), the L1 does
 //! not merge a warp's partial stores to the same sectors before they leave
-//! for the L2 (an H200's does, `h200-store-merging.txt`), and a barrier
-//! after a store costs what it costs without one (on an H200 a
-//! `__syncthreads()` after a warp's store takes about 170 cycles more).
+//! for the L2 (an H200's does, `h200-store-merging.txt`), the constant
+//! cache never evicts and serves lanes of different addresses at once, and
+//! a store after a barrier or fence that followed other memory
+//! instructions costs what it costs without them (on an H200, 150-300
+//! cycles more, for a reason `h200-tails.txt` does not establish).
 
 use std::collections::VecDeque;
 
@@ -150,6 +161,9 @@ pub(crate) struct IssueRecord {
     /// A store that may reach global or local memory, which waits for room
     /// in the SM's store queue.
     store: bool,
+    /// A CTA-scope fence, which waits for the warp's stores to leave the
+    /// SM rather than to reach the L2.
+    block_fence: bool,
     /// Whether running it may count into the SM's counters or ask its
     /// bank arbiter (`BlockRunner::swap_stats`, `swap_arbiter`): all but
     /// the instructions that only compute on registers.
@@ -362,6 +376,13 @@ impl Costs {
                                 MemoryPipe::Global | MemoryPipe::Local | MemoryPipe::Generic
                             )
                         ),
+                    block_fence: matches!(
+                        instruction.kind,
+                        Kind::Fence {
+                            scope: warpsim_ir::Scope::Cta,
+                            ..
+                        }
+                    ),
                     lends_counters: !crate::semantics::computes_on_registers_only(
                         &instruction.kind,
                     ),
@@ -457,8 +478,13 @@ struct WarpTiming {
     /// it fits in the first cache line: a barrier's opening wakes each of
     /// its block's warps from here.
     blocked_since: u64,
-    /// When the warp's stores and atomics so far are complete (fences wait).
+    /// When the warp's stores and atomics so far are complete: reached the
+    /// L2 (a GPU-scope fence waits for this).
     memory_done: u64,
+    /// When the warp's stores so far have left the SM for the L2 and its
+    /// atomics are complete: a CTA-scope fence waits for this, and the
+    /// block retires after it (`programs/timing/hardware/h200-tails.txt`).
+    memory_sent: u64,
     /// When the warp's `cp.async` copies not yet committed have arrived.
     copies_uncommitted: u64,
     /// When each of the warp's committed `cp.async` groups still pending
@@ -516,7 +542,26 @@ struct Chosen {
     sources_ready: bool,
 }
 
+/// How long one request's sectors take through the L1TEX and the caches,
+/// in cycles from its issue.
+#[derive(Clone, Copy, Debug)]
+struct MemoryTrip {
+    /// Until the last sector is done: a load's data is back, a store or an
+    /// atomic has reached the L2.
+    done: u64,
+    /// Until the last sector has left the SM: for a store, its turn on the
+    /// path to the L2 is over; for anything else, `done`.
+    sent: u64,
+}
+
 impl WarpTiming {
+    /// Notes a store or atomic issued at `cycle`, done `done` cycles after
+    /// and sent `sent` cycles after.
+    fn note_memory(&mut self, cycle: u64, done: u64, sent: u64) {
+        self.memory_done = self.memory_done.max(cycle + done);
+        self.memory_sent = self.memory_sent.max(cycle + sent);
+    }
+
     /// Makes this the timing of a new warp of `registers` registers in
     /// `sub_partition`, issuing from `start` (its [`Sm::earliest`] is the
     /// caller's to set), reusing the allocations of the warp it replaces.
@@ -539,6 +584,7 @@ impl WarpTiming {
             finished: false,
             blocked_since: NEVER,
             memory_done: start,
+            memory_sent: start,
             copies_uncommitted: start,
             copy_groups,
         };
@@ -686,6 +732,12 @@ pub(crate) struct Sm<'a> {
     /// L2 sectors this SM reached in the current window, with when they
     /// arrive, and every L2 access in order (applied at the window's end).
     window_sectors: FastHashMap<u64, u64>,
+    /// The constant-cache lines the SM has asked for in this launch
+    /// (`access::constant_cache_line`), and the blocks of
+    /// `CONSTANT_BLOCK_LINES` lines its second-level constant cache has
+    /// fetched from the L2, with when each arrives.
+    constant_lines: FastHashMap<u64, u64>,
+    constant_blocks: FastHashMap<u64, u64>,
     pub l2_accesses: Vec<u64>,
     /// The window's global atomics, a request per sector, for the L2's
     /// atomic units (`gpu.rs` orders them at the window's end).
@@ -746,6 +798,8 @@ impl<'a> Sm<'a> {
             store_queue: VecDeque::new(),
             l1: SectorCache::new(u64::from(config.l1_bytes), config.l1_ways),
             window_sectors: FastHashMap::default(),
+            constant_lines: FastHashMap::default(),
+            constant_blocks: FastHashMap::default(),
             l2_accesses: Vec::new(),
             atomic_arrivals: Vec::new(),
             l2_order: ShardOrder::default(),
@@ -1320,7 +1374,9 @@ impl<'a> Sm<'a> {
     ) {
         let (pipe, cost) = (record.pipe, record.cost);
         let (latency, reason) = match pipe {
-            Pipe::Memory(MemoryPipe::Param | MemoryPipe::Const) => (cost.latency, cost.reason),
+            Pipe::Memory(MemoryPipe::Param | MemoryPipe::Const) => {
+                self.constant_cost(shared, warp_ref, pipe, cost, cycle)
+            }
             Pipe::Memory(_) => self.memory_cost(shared, stats, warp_ref, pc, cycle),
             Pipe::WarpShuffle => {
                 let sub_partition = self.warp(warp_ref).sub_partition as usize;
@@ -1331,11 +1387,19 @@ impl<'a> Sm<'a> {
             }
             Pipe::Fence => {
                 // A fence waits for the warp's stores and atomics to be
-                // performed (at the L2 for the GPU scope), and then takes
-                // its own latency (`Costs::of_instruction`), which writes
-                // no register: the warp waits for it here.
+                // performed (at the L2 for the GPU scope; for the CTA's,
+                // in the SM's L1 once they have left for the L2: on an
+                // H200, MEMBAR.CTA right after a store takes 14 cycles,
+                // `h200-tails.txt`), and then takes its own latency
+                // (`Costs::of_instruction`), which writes no register: the
+                // warp waits for it here.
                 let timing = &mut self.warps[warp_ref.index as usize];
-                let done = timing.memory_done.max(cycle) + u64::from(cost.latency);
+                let performed = if record.block_fence {
+                    timing.memory_sent
+                } else {
+                    timing.memory_done
+                };
+                let done = performed.max(cycle) + u64::from(cost.latency);
                 if done > cycle + 1 {
                     stall(stats, timing, pc, StallReason::Membar, done);
                     self.earliest[warp_ref.index as usize] = done;
@@ -1481,7 +1545,8 @@ impl<'a> Sm<'a> {
             } else {
                 SectorAccess::Load
             };
-            let mut done = self.through_l1tex(shared, &global, global_bytes, cycle, kind);
+            let trip = self.through_l1tex(shared, &global, global_bytes, cycle, kind);
+            let mut done = trip.done;
             if returns_global_old_value {
                 // The old value is known when the window ends, when the
                 // store buffers meet memory (`store_buffer.rs`): nothing
@@ -1489,8 +1554,8 @@ impl<'a> Sm<'a> {
                 done = done.max(self.window_end - cycle);
             }
             if is_store || is_atomic {
-                let timing = &mut self.warps[warp_ref.index as usize];
-                timing.memory_done = timing.memory_done.max(cycle + done);
+                let sent = if is_atomic { done } else { trip.sent };
+                self.warps[warp_ref.index as usize].note_memory(cycle, done, sent);
             }
             latency = latency.max(done);
         }
@@ -1509,12 +1574,11 @@ impl<'a> Sm<'a> {
             } else {
                 SectorAccess::Load
             };
-            let done = self.through_l1tex(shared, &local, local_bytes, cycle, kind);
+            let trip = self.through_l1tex(shared, &local, local_bytes, cycle, kind);
             if is_store {
-                let timing = &mut self.warps[warp_ref.index as usize];
-                timing.memory_done = timing.memory_done.max(cycle + done);
+                self.warps[warp_ref.index as usize].note_memory(cycle, trip.done, trip.sent);
             }
-            latency = latency.max(done);
+            latency = latency.max(trip.done);
         }
         let block = self.slots[slot].as_mut().expect("resident");
         if is_atomic {
@@ -1537,10 +1601,72 @@ impl<'a> Sm<'a> {
         (latency.min(u64::from(u32::MAX)) as u32, reason)
     }
 
+    /// What a load from the parameters or the constants issued at `cycle`
+    /// costs: the pipe's latency once its 64-byte line is in the SM's
+    /// constant cache. The first load of a line in a launch waits
+    /// `constant_miss_latency` cycles for it from the second-level constant
+    /// cache, which holds 256-byte blocks: a kernel's parameters from the
+    /// start (the launch puts them there), a block of constants once it has
+    /// come from the L2. On an H200 (`h200-tails.txt`) a kernel's first LDC
+    /// of a parameter takes about 88 cycles, and chases through constants
+    /// take 471 cycles a load 256 bytes apart (each a new block, from DRAM
+    /// with the caches flushed; 258 from the L2), 203 a load 64 bytes
+    /// apart (a new block every fourth load), and 38 when they hit. Later
+    /// loads of a line wait for it to arrive.
+    #[inline(never)]
+    fn constant_cost(
+        &mut self,
+        shared: &Shared<'_, 'a>,
+        warp_ref: WarpRef,
+        pipe: Pipe,
+        cost: PipeCost,
+        cycle: u64,
+    ) -> (u32, StallReason) {
+        let block = self.slots[warp_ref.slot as usize]
+            .as_ref()
+            .expect("resident");
+        let line = block.runner.state.constant_line;
+        let arrival = match self.constant_lines.get(&line) {
+            Some(&arrival) => arrival,
+            None => {
+                let config = &shared.costs.config;
+                let from_second_level = cycle + u64::from(config.constant_miss_latency);
+                let arrival = if pipe == Pipe::Memory(MemoryPipe::Param) {
+                    from_second_level
+                } else {
+                    // The line that misses the block comes with it; the
+                    // block's other lines then take the second level's
+                    // latency.
+                    let first_line = line / CONSTANT_BLOCK_LINES * CONSTANT_BLOCK_LINES;
+                    match self.constant_blocks.get(&first_line) {
+                        Some(&block_arrival) => block_arrival.max(from_second_level),
+                        None => {
+                            let sector = first_line * crate::access::CONSTANT_LINE_BYTES
+                                / crate::timing::cache::SECTOR_BYTES;
+                            let block_arrival =
+                                cycle + self.l2_access(shared, sector, cycle, false);
+                            self.constant_blocks.insert(first_line, block_arrival);
+                            block_arrival
+                        }
+                    }
+                };
+                self.constant_lines.insert(line, arrival);
+                arrival
+            }
+        };
+        let waited = arrival.saturating_sub(cycle);
+        if waited > u64::from(cost.latency) {
+            (waited.min(u64::from(u32::MAX)) as u32, StallReason::ImcMiss)
+        } else {
+            (cost.latency, cost.reason)
+        }
+    }
+
     /// The sectors of one request, its lanes having moved `bytes`, through
     /// the L1TEX data path and the caches: the cycles until the last one is
-    /// done. Loads take `l1_sectors_per_cycle` a cycle; stores go towards
-    /// the L2 at `store_bytes_per_cycle`, a whole sector each, and a store
+    /// done, and until the last has left the SM. Loads take
+    /// `l1_sectors_per_cycle` a cycle; stores go towards the L2 at
+    /// `store_bytes_per_cycle`, a whole sector each, and a store
     /// that writes only part of some sector costs
     /// `partial_store_line_cycles` more for each 128-byte line it touches
     /// (its byte masks: programs/timing/hardware/h200-stores.txt, where 32
@@ -1555,7 +1681,7 @@ impl<'a> Sm<'a> {
         bytes: u32,
         cycle: u64,
         kind: SectorAccess,
-    ) -> u64 {
+    ) -> MemoryTrip {
         let config = &shared.costs.config;
         let count = sectors.len() as u64;
         let start = cycle.max(self.data_path_free);
@@ -1656,7 +1782,11 @@ impl<'a> Sm<'a> {
             self.l2_free = self.l2_free.max(l2_before + lines);
         }
         // A store is done when its last sector has left and reached the L2.
-        start - cycle + drained + slowest
+        let sent = start - cycle + drained;
+        MemoryTrip {
+            done: sent + slowest,
+            sent: if store { sent } else { sent + slowest },
+        }
     }
 
     /// A sector's trip to the L2 (and DRAM on a miss) at `cycle`: the
@@ -1733,6 +1863,7 @@ impl<'a> Sm<'a> {
         // arrived there: its queue holds neither the SM nor a fence.
         if !written.is_empty() {
             timing.memory_done = timing.memory_done.max(ready);
+            timing.memory_sent = timing.memory_sent.max(ready);
         }
     }
 
@@ -1838,12 +1969,16 @@ impl<'a> Sm<'a> {
         if let Some(error) = &error {
             block.runner.report_hang(error);
         }
-        // A block retires once its stores and atomics have reached the L2.
+        // A block retires once its stores have left the SM and its atomics
+        // are done: on an H200 a warp's exit after a store keeps the SM no
+        // longer than sending it (`programs/timing/hardware/h200-tails.txt`:
+        // one warp's coalesced store and exit, 302 active cycles against an
+        // empty kernel's 198, where its trip to the L2 and back is 250).
         let cycle = if error.is_none() {
             let drained = self
                 .block_warps(slot)
                 .iter()
-                .map(|warp| warp.memory_done)
+                .map(|warp| warp.memory_sent)
                 .max()
                 .unwrap_or(cycle)
                 .max(cycle);
@@ -2052,6 +2187,11 @@ fn stall(stats: &mut RunStats, timing: &mut WarpTiming, pc: u32, reason: StallRe
         timing.accounted = until;
     }
 }
+
+/// The 64-byte constant-cache lines of a block of the second-level constant
+/// cache: 256 bytes (constantChase64 of `programs/timing/tails.cu` on an
+/// H200 goes to the L2 every fourth load, `h200-tails.txt`).
+const CONSTANT_BLOCK_LINES: u64 = 4;
 
 /// When a store may join the SM's store queue at `cycle`: at once while it
 /// holds fewer than `capacity` requests, else when the oldest leaves.

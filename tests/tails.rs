@@ -1,0 +1,189 @@
+//! A block's start and end against the H200
+//! (`programs/timing/hardware/h200-tails.txt`): for every launch of
+//! `programs/timing/tails_*.toml`, warpsim's busiest SM's cycles with
+//! `programs/h200.toml` land within the launch's tolerance of the H200's
+//! `sm__cycles_active.max`, and where the model is known to miss, the miss
+//! keeps its documented direction (docs/timing.md, "Kernel start and end").
+
+mod support;
+
+use std::collections::BTreeMap;
+
+use support::{repo_root, run_timing_launch_on_h200};
+
+/// The H200's figure for each launch: the median of the runs' smallest
+/// `sm__cycles_active.max` (a small kernel's cycles come in two modes a few
+/// hundred cycles apart, and a run's baseline moves by up to 180 cycles).
+fn measurements() -> BTreeMap<String, f64> {
+    let path = repo_root().join("programs/timing/hardware/h200-tails.txt");
+    let mut minimums: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+    for line in std::fs::read_to_string(path).unwrap().lines() {
+        if line.starts_with('#') || !line.starts_with("tails_") {
+            continue;
+        }
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(fields.len(), 5, "{line}");
+        let active = fields[2].strip_prefix("active=").expect("active=");
+        let smallest = active
+            .split('/')
+            .map(|value| value.parse::<u64>().expect("a cycle count"))
+            .min()
+            .expect("a launch");
+        minimums
+            .entry(fields[0].to_string())
+            .or_default()
+            .push(smallest);
+    }
+    minimums
+        .into_iter()
+        .map(|(name, mut values)| {
+            values.sort_unstable();
+            (name, values[values.len() / 2] as f64)
+        })
+        .collect()
+}
+
+/// What the model must do for a launch.
+enum Expectation {
+    /// Land within this many percent of the hardware.
+    Within(f64),
+    /// Take at least 25% fewer cycles, for a reason docs/timing.md names.
+    Faster(Shortfall),
+}
+
+/// Why the model is known to be short.
+enum Shortfall {
+    /// A store after a barrier or fence that followed other memory
+    /// instructions: 150-300 cycles the H200 spends that no part of these
+    /// kernels explains.
+    StoreAfterOrderedMemory,
+    /// Funnel shifts issue every cycle in the model, every second cycle on
+    /// the H200 (2.0 cycles an SHF with eight independent chains).
+    FunnelShiftRate,
+    /// ptxas folded the warm half of the chase, which warpsim runs.
+    FoldedByPtxas,
+}
+
+impl Shortfall {
+    fn describe(&self) -> &'static str {
+        match self {
+            Shortfall::StoreAfterOrderedMemory => "short: a store after ordered memory",
+            Shortfall::FunnelShiftRate => "short: the funnel shift's rate",
+            Shortfall::FoldedByPtxas => "short: ptxas folded the warm loads",
+        }
+    }
+}
+
+fn expectation(launch: &str) -> Expectation {
+    match launch {
+        "tails_shared_barrier_b32"
+        | "tails_shared_barrier_b1024"
+        | "tails_store_block_fence_b32"
+        | "tails_store_spin0_barrier_b32"
+        | "tails_store_spin0_barrier_b1024"
+        | "tails_store_spin0_exit_b32" => Expectation::Faster(Shortfall::StoreAfterOrderedMemory),
+        "tails_straight64_b32"
+        | "tails_straight256_b32"
+        | "tails_looped64_b32"
+        | "tails_looped256_b32" => Expectation::Faster(Shortfall::FunnelShiftRate),
+        "tails_constant_chase4_b32" => Expectation::Faster(Shortfall::FoldedByPtxas),
+        // A thousand threads' launch and exit, where the H200 spends 40-110
+        // cycles more than the model; a load from DRAM; the spinning
+        // stores, whose loop reads the clock before the parameters' line
+        // has come; and the same with a barrier after the spin.
+        "tails_empty_b1024"
+        | "tails_store_b1024"
+        | "tails_store_barrier_b1024"
+        | "tails_store_n4_b1024"
+        | "tails_load_b32"
+        | "tails_load_b1024"
+        | "tails_store_twice_b32"
+        | "tails_lane_store_spin0_exit_b32"
+        | "tails_store_spin100_barrier_b32"
+        | "tails_store_spin200_barrier_b32"
+        | "tails_store_spin400_barrier_b1024" => Expectation::Within(25.0),
+        _ => Expectation::Within(16.0),
+    }
+}
+
+#[test]
+fn block_starts_and_ends_land_near_the_h200() {
+    let rows = measurements();
+    assert!(rows.len() >= 50, "only {} measurements", rows.len());
+    let mut report = Vec::new();
+    let mut misses = Vec::new();
+    for (name, hardware) in rows {
+        let output = run_timing_launch_on_h200(&name, &["--json".to_string(), "-".to_string()]);
+        let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        let simulated = json["busiest_sm_cycles"]
+            .as_f64()
+            .expect("busiest_sm_cycles");
+        let error = (simulated - hardware) / hardware * 100.0;
+        let expected = expectation(&name);
+        let (met, why) = match &expected {
+            Expectation::Within(tolerance) => (error.abs() <= *tolerance, ""),
+            Expectation::Faster(shortfall) => (error < -25.0, shortfall.describe()),
+        };
+        let line = format!("{name:40} {hardware:>8.0} {simulated:>8.0} {error:>+7.1}% {why}");
+        if !met {
+            misses.push(line.clone());
+        }
+        report.push(line);
+    }
+    assert!(
+        misses.is_empty(),
+        "not as expected:\n{}\n\nall (hardware, warpsim, error):\n{}",
+        misses.join("\n"),
+        report.join("\n")
+    );
+}
+
+/// The clock64() windows of the kernels that time one thing: a CTA fence
+/// right after a store (14 cycles on the H200) and the constant chases'
+/// cold halves (16 loads 64 and 256 bytes apart: 3,130 and 7,889 cycles
+/// under ncu), each within 16%.
+#[test]
+fn fence_and_constant_windows_land_near_the_h200() {
+    let scratch = std::env::temp_dir().join(format!("warpsim-tails-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch).unwrap();
+    let mut misses = Vec::new();
+    for (name, index, hardware) in [
+        ("tails_store_block_fence_b32", 0, 14.0),
+        ("tails_constant_chase64_b32", 0, 3130.0),
+        ("tails_constant_chase256_b32", 0, 7889.0),
+    ] {
+        let clock_row =
+            std::fs::read_to_string(repo_root().join("programs/timing/hardware/h200-tails.txt"))
+                .unwrap()
+                .lines()
+                .find(|line| line.starts_with(&format!("{name} ")) && !line.ends_with("clock=-"))
+                .map(str::to_string)
+                .expect("a clock row");
+        let recorded: f64 = clock_row
+            .rsplit_once("clock=")
+            .unwrap()
+            .1
+            .split('/')
+            .nth(index)
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert_eq!(recorded, hardware, "{name}: the figure is the file's");
+        let cycles = scratch.join(format!("{name}.bin"));
+        run_timing_launch_on_h200(
+            name,
+            &["--dump".to_string(), format!("cycles={}", cycles.display())],
+        );
+        let bytes = std::fs::read(&cycles).unwrap();
+        let start = index * 8;
+        let simulated = u64::from_le_bytes(bytes[start..start + 8].try_into().unwrap()) as f64;
+        let error = (simulated - hardware) / hardware * 100.0;
+        if error.abs() > 16.0 {
+            misses.push(format!(
+                "{name}[{index}]: {hardware} against {simulated} ({error:+.1}%)"
+            ));
+        }
+    }
+    std::fs::remove_dir_all(&scratch).ok();
+    assert!(misses.is_empty(), "{misses:#?}");
+}
