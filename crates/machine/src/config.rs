@@ -283,8 +283,10 @@ pub struct TimingConfig {
     pub fence_latency: u32,
     pub block_fence_latency: u32,
     /// The first load of a kernel parameter's 64-byte constant-cache line
-    /// on an SM in a launch: about 88 cycles on an H200, where the later
-    /// ones hit (programs/timing/hardware/h200-tails.txt).
+    /// on an SM in a launch, or of a constant's line whose 256-byte block
+    /// the SM's second-level constant cache holds: about 88 cycles on an
+    /// H200, where the later ones hit (programs/timing/hardware/
+    /// h200-tails.txt).
     pub constant_miss_latency: u32,
     /// DRAM bandwidth in bytes per SM cycle for the whole GPU (3.35 TB/s at
     /// 1,755 MHz is about 1,900).
