@@ -385,31 +385,6 @@ impl Request<'_> {
     }
 }
 
-/// Where a kernel's parameters start in the constant bank the hardware
-/// reads them from: `c[0x0][0x210]` on sm_90 (ptxas's SASS for every
-/// kernel of `programs/timing/tails.cu`); the driver's own values (the
-/// block's and grid's shape, the stack) are below.
-const PARAM_BANK_OFFSET: u64 = 0x210;
-
-/// The bytes of a constant-cache line: 64 on an H200, whose loads of
-/// constants 64 bytes apart each miss the SM's constant cache and whose
-/// loads 4 bytes apart hit after the first (constantChase64 and
-/// constantChase4 of `programs/timing/tails.cu`,
-/// `programs/timing/hardware/h200-tails.txt`).
-pub(crate) const CONSTANT_LINE_BYTES: u64 = 64;
-
-/// The constant-cache line of a load at `offset` into the parameters or the
-/// constants: an address in the space's window (`memory::PARAM_WINDOW`,
-/// `memory::CONST_WINDOW`) over the line size, the parameters placed as
-/// the hardware's constant bank holds them.
-pub(crate) fn constant_cache_line(space: StateSpace, offset: u64) -> u64 {
-    let address = match space {
-        StateSpace::Param => crate::memory::PARAM_WINDOW + PARAM_BANK_OFFSET + offset,
-        _ => crate::memory::CONST_WINDOW + offset,
-    };
-    address / CONSTANT_LINE_BYTES
-}
-
 /// Forgets the sectors and wavefronts of the block's previous request.
 #[inline(always)]
 fn begin_request(state: &mut BlockState) {
@@ -518,7 +493,12 @@ fn window_access(
     if space != StateSpace::Shared {
         let first_lane = request.active.trailing_zeros() as usize;
         if let Some(&offset) = offsets.get(first_lane) {
-            state.constant_line = constant_cache_line(space, offset);
+            let window = if space == StateSpace::Param {
+                crate::memory::PARAM_WINDOW
+            } else {
+                crate::memory::CONST_WINDOW
+            };
+            state.constant_address = window + offset;
         }
         load_lanes(&mut warp.values, read_only, &offsets, &request);
         return true;

@@ -212,11 +212,11 @@ pub(crate) struct BlockState {
     /// say with its sectors whether a store wrote them whole.
     pub(crate) global_bytes: u32,
     pub(crate) local_bytes: u32,
-    /// The constant-cache line the last load from the parameters or the
-    /// constants read (its first active lane's:
-    /// `access::constant_cache_line`), for the timing model's constant
-    /// cache.
-    pub(crate) constant_line: u64,
+    /// Where the last load from the parameters or the constants read, its
+    /// first active lane's address in the space's window
+    /// (`memory::PARAM_WINDOW`, `memory::CONST_WINDOW`), for the timing
+    /// model's constant cache.
+    pub(crate) constant_address: u64,
     pub(crate) checker: BlockChecker,
     /// The bytes of shared and local memory written so far, when checking
     /// for uninitialized reads.
@@ -275,7 +275,7 @@ impl<'a> BlockRunner<'a> {
                 local_sectors: Vec::with_capacity(2 * WARP_SIZE),
                 global_bytes: 0,
                 local_bytes: 0,
-                constant_line: 0,
+                constant_address: 0,
                 checker: BlockChecker::default(),
                 written: env
                     .check_initialization

@@ -733,7 +733,7 @@ pub(crate) struct Sm<'a> {
     /// arrive, and every L2 access in order (applied at the window's end).
     window_sectors: FastHashMap<u64, u64>,
     /// The constant-cache lines the SM has asked for in this launch
-    /// (`access::constant_cache_line`), and the blocks of
+    /// (`constant_cache_line`), and the blocks of
     /// `CONSTANT_BLOCK_LINES` lines its second-level constant cache has
     /// fetched from the L2, with when each arrives.
     constant_lines: FastHashMap<u64, u64>,
@@ -1625,7 +1625,7 @@ impl<'a> Sm<'a> {
         let block = self.slots[warp_ref.slot as usize]
             .as_ref()
             .expect("resident");
-        let line = block.runner.state.constant_line;
+        let line = constant_cache_line(block.runner.state.constant_address);
         let arrival = match self.constant_lines.get(&line) {
             Some(&arrival) => arrival,
             None => {
@@ -1641,7 +1641,7 @@ impl<'a> Sm<'a> {
                     match self.constant_blocks.get(&first_line) {
                         Some(&block_arrival) => block_arrival.max(from_second_level),
                         None => {
-                            let sector = first_line * crate::access::CONSTANT_LINE_BYTES
+                            let sector = first_line * CONSTANT_LINE_BYTES
                                 / crate::timing::cache::SECTOR_BYTES;
                             let block_arrival =
                                 cycle + self.l2_access(shared, sector, cycle, false);
@@ -2186,6 +2186,31 @@ fn stall(stats: &mut RunStats, timing: &mut WarpTiming, pc: u32, reason: StallRe
         }
         timing.accounted = until;
     }
+}
+
+/// Where a kernel's parameters start in the constant bank the hardware
+/// reads them from: `c[0x0][0x210]` on sm_90 (ptxas's SASS for every
+/// kernel of `programs/timing/tails.cu`); the driver's own values (the
+/// block's and grid's shape, the stack) are below.
+const PARAM_BANK_OFFSET: u64 = 0x210;
+
+/// The bytes of a constant-cache line: 64 on an H200, whose loads of
+/// constants 64 bytes apart each miss the SM's constant cache and whose
+/// loads 4 bytes apart hit after the first (constantChase64 and
+/// constantChase4 of `programs/timing/tails.cu`,
+/// `programs/timing/hardware/h200-tails.txt`).
+const CONSTANT_LINE_BYTES: u64 = 64;
+
+/// The constant-cache line of a load from the parameters or the constants
+/// at `address` in the space's window (`BlockState::constant_address`), the
+/// parameters placed as the hardware's constant bank holds them.
+fn constant_cache_line(address: u64) -> u64 {
+    let in_bank = if address < crate::memory::CONST_WINDOW {
+        address + PARAM_BANK_OFFSET
+    } else {
+        address
+    };
+    in_bank / CONSTANT_LINE_BYTES
 }
 
 /// The 64-byte constant-cache lines of a block of the second-level constant
