@@ -84,9 +84,6 @@ enum Shortfall {
     /// instructions: 150-300 cycles the H200 spends that no part of these
     /// kernels explains.
     StoreAfterOrderedMemory,
-    /// Funnel shifts issue every cycle in the model, every second cycle on
-    /// the H200 (2.0 cycles an SHF with eight independent chains).
-    FunnelShiftRate,
     /// ptxas folded the warm half of the chase, which warpsim runs.
     FoldedByPtxas,
 }
@@ -95,7 +92,6 @@ impl Shortfall {
     fn describe(&self) -> &'static str {
         match self {
             Shortfall::StoreAfterOrderedMemory => "short: a store after ordered memory",
-            Shortfall::FunnelShiftRate => "short: the funnel shift's rate",
             Shortfall::FoldedByPtxas => "short: ptxas folded the warm loads",
         }
     }
@@ -109,16 +105,19 @@ fn expectation(launch: &str) -> Expectation {
         | "tails_store_spin0_barrier_b32"
         | "tails_store_spin0_barrier_b1024"
         | "tails_store_spin0_exit_b32" => Expectation::Faster(Shortfall::StoreAfterOrderedMemory),
-        "tails_straight64_b32"
-        | "tails_straight256_b32"
-        | "tails_looped64_b32"
-        | "tails_looped256_b32" => Expectation::Faster(Shortfall::FunnelShiftRate),
         "tails_constant_chase4_b32" => Expectation::Faster(Shortfall::FoldedByPtxas),
         // A thousand threads' launch and exit, where the H200 spends 40-110
         // cycles more than the model; a load from DRAM; the spinning
         // stores, whose loop reads the clock before the parameters' line
-        // has come; and the same with a barrier after the spin.
-        "tails_empty_b1024"
+        // has come; and the same with a barrier after the spin. The
+        // rounds of funnel shifts, at the ALU's rate since the model split
+        // the ALU from the FMA pipe (they were 35-43% short), spend 10-20%
+        // more than their SHFs take at that rate.
+        "tails_straight64_b32"
+        | "tails_straight256_b32"
+        | "tails_looped64_b32"
+        | "tails_looped256_b32"
+        | "tails_empty_b1024"
         | "tails_store_b1024"
         | "tails_store_barrier_b1024"
         | "tails_store_n4_b1024"

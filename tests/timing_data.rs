@@ -427,6 +427,14 @@ fn every_microbenchmark_row_is_consistent_with_its_launch_file() {
             measured.insert(name);
         }
     }
+    // And the sub-partition's pipes (`tests/pipes.rs`): a launch file for
+    // each row whose PTX is its SASS one for one.
+    for line in data_lines("h200-pipes.txt") {
+        let name = format!("pipes_{}", line.split_whitespace().next().unwrap());
+        if launches.contains(&name) {
+            measured.insert(name);
+        }
+    }
     let unmeasured: Vec<&String> = launches.difference(&measured).collect();
     assert!(
         unmeasured.is_empty(),

@@ -204,7 +204,10 @@ pub struct TimingConfig {
     /// FP32 add, multiply, fma: 32 lanes per sub-partition.
     pub fp32_latency: u32,
     pub fp32_interval: u32,
-    /// Integer add, logic, shifts, compares, moves, selects.
+    /// The ALU pipe (16 lanes per sub-partition): integer logic, shifts,
+    /// compares, selects, minimum and maximum, and `f32` compares and
+    /// minimum and maximum. Integer adds and moves issue here, or to the
+    /// FMA pipe at `integer_multiply_interval` when the ALU is busy.
     pub integer_latency: u32,
     pub integer_interval: u32,
     /// Integer multiply and multiply-add (IMAD), on the FMA pipe.
@@ -335,7 +338,7 @@ impl Default for TimingConfig {
             fp32_latency: 4,
             fp32_interval: 1,
             integer_latency: 4,
-            integer_interval: 1,
+            integer_interval: 2,
             integer_multiply_latency: 4,
             integer_multiply_interval: 2,
             fp64_latency: 8,

@@ -27,7 +27,7 @@
 use warpsim_ir::{BarrierReduction, StateSpace, VoteMode};
 
 use crate::program::{
-    FloatBinary, FloatType, FloatUnary, IntBinary, Kind, NumberType, SatOp, ValueReg,
+    FloatBinary, FloatType, FloatUnary, IntBinary, IntUnary, Kind, NumberType, SatOp, ValueReg,
 };
 use crate::program::{Instruction, Program};
 
@@ -35,18 +35,27 @@ use crate::program::{Instruction, Program};
 /// interval come from `[timing]`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Pipe {
-    /// `f32` add, subtract, multiply, minimum, maximum, fused multiply-add,
-    /// negate, absolute value, copysign and saturation; `f32` `setp`,
-    /// `set` and `testp`.
+    /// `f32` add, subtract, multiply, fused multiply-add, negate, absolute
+    /// value and saturation (`FFMA`, `FADD`, `FMUL`: both halves of the FMA
+    /// pipe, a warp instruction a cycle).
     Fp32,
-    /// Integer add, subtract, minimum, maximum, logic, shifts, moves,
-    /// negate, absolute value, not, population count, leading zeros, bit
-    /// reversal and bit find; integer `setp` and `set`; `selp`; predicate
-    /// logic; `lop3`, `shf`, `prmt`, `bfe`, `bfi`; packing and unpacking;
-    /// `cvta`; `activemask`; `sad`.
+    /// The ALU pipe, 16 lanes a sub-partition (hardware/h200-pipes.txt:
+    /// `SHF`, `LOP3`, `PRMT`, `VIMNMX`, `FMNMX`, `ISETP`, `FSETP`, `SEL`
+    /// 2.0-2.1 cycles a warp instruction): integer logic, right shifts,
+    /// minimum and maximum, `not` and `abs`; `f32` minimum and maximum;
+    /// integer and `f32` `setp`, `set` and `testp`, `f32` copysign;
+    /// `selp`; predicate logic; `lop3`, `shf`, `prmt`, `bfe`, `bfi`;
+    /// `activemask`; `sad`; saturating and carrying adds.
+    Alu,
+    /// Integer add, subtract, move, negate and left shift; packing and
+    /// unpacking; `cvta`. ptxas gives each to the ALU (`IADD3`, `LEA`,
+    /// `MOV`, `SHF`) or to the FMA pipe's heavy half (`IMAD.IADD`, `VIADD`,
+    /// `IMAD.MOV`, `IMAD.SHL`), balancing the two (h200-pipes.txt: an add
+    /// beside ALU work became `VIADD`, beside FP32 work `IADD3`); the
+    /// model issues it to whichever of the two is free, the ALU first.
     Integer,
     /// `mul.lo`, `mul.hi`, `mul.wide`, `mad`, `mul24` and `mad.hi.sat`
-    /// (`IMAD` on the hardware).
+    /// (`IMAD` on the hardware, the FMA pipe's heavy half).
     IntegerMultiply,
     /// `f64` arithmetic, fused multiply-add, comparisons, negate and
     /// absolute value.
@@ -54,10 +63,14 @@ pub(crate) enum Pipe {
     /// `f16` and `bf16` arithmetic, single or in pairs: add, multiply,
     /// fused multiply-add, comparisons.
     Half,
-    /// The approximate transcendentals of `f32` on the special-function
-    /// unit (`MUFU`): `rsqrt`, `ex2`, `lg2`, `sin`, `cos`.
+    /// The XU pipe, a quarter of a warp a cycle: the approximate
+    /// transcendentals of `f32` (`MUFU`): `rsqrt`, `ex2`, `lg2`, `sin`,
+    /// `cos`; population count, leading zeros, bit reversal and bit find
+    /// (`POPC`, `FLO`, `BREV`); `cvt` from a float to an integer (`F2I`)
+    /// (h200-pipes.txt: `POPC`, `BREV` and `F2I` 8.0 cycles a warp
+    /// instruction, as `MUFU`).
     Sfu,
-    /// `cvt` of every flavour.
+    /// `cvt` of every other flavour.
     Conversion,
     /// Integer division and remainder, IEEE `f32` division, square root and
     /// reciprocal, and every `f64` division, square root, reciprocal and
@@ -177,11 +190,13 @@ fn float_pipe(ty: FloatType) -> Pipe {
     }
 }
 
-/// The pipe of a comparison of numbers of type `ty`.
+/// The pipe of a comparison of numbers of type `ty`, or of another
+/// operation that is an `ALU` instruction in `f32` (`FSETP`, `FMNMX`, a
+/// copysign's `LOP3`) and an FP64 one in `f64`.
 fn compare_pipe(ty: NumberType) -> Pipe {
     match ty {
-        NumberType::Int(_) => Pipe::Integer,
-        NumberType::Float(float) => float_pipe(float),
+        NumberType::Int(_) | NumberType::Float(FloatType::F32) => Pipe::Alu,
+        NumberType::Float(FloatType::F64) => Pipe::Fp64,
     }
 }
 
@@ -193,15 +208,13 @@ fn compare_pipe(ty: NumberType) -> Pipe {
 pub(crate) fn pipe(kind: &Kind) -> Pipe {
     match *kind {
         Kind::IntBinary { op, .. } => match op {
-            IntBinary::Add
-            | IntBinary::Sub
-            | IntBinary::Min
+            IntBinary::Add | IntBinary::Sub | IntBinary::Shl => Pipe::Integer,
+            IntBinary::Min
             | IntBinary::Max
             | IntBinary::And
             | IntBinary::Or
             | IntBinary::Xor
-            | IntBinary::Shl
-            | IntBinary::Shr => Pipe::Integer,
+            | IntBinary::Shr => Pipe::Alu,
             IntBinary::MulLo | IntBinary::MulHi | IntBinary::MulWide => Pipe::IntegerMultiply,
             // No GPU divides integers in one instruction: ptxas emits a
             // reciprocal estimate and a correction of a dozen or more
@@ -209,17 +222,22 @@ pub(crate) fn pipe(kind: &Kind) -> Pipe {
             IntBinary::Div | IntBinary::Rem => Pipe::Division,
         },
         Kind::FloatBinary { op, ty, .. } => match op {
-            FloatBinary::Add
-            | FloatBinary::Sub
-            | FloatBinary::Mul
-            | FloatBinary::Min
-            | FloatBinary::Max => float_pipe(ty),
+            FloatBinary::Add | FloatBinary::Sub | FloatBinary::Mul => float_pipe(ty),
+            FloatBinary::Min | FloatBinary::Max => compare_pipe(NumberType::Float(ty)),
             // The parser keeps no trace of `.approx` and `.full`, so every
             // `div.f32` is taken to be the IEEE `div.rn.f32` that CUDA
             // compiles `/` to without `-use_fast_math`, a sequence.
             FloatBinary::Div => Pipe::Division,
         },
-        Kind::IntUnary { .. } => Pipe::Integer,
+        Kind::IntUnary { op, .. } => match op {
+            IntUnary::Mov | IntUnary::Neg => Pipe::Integer,
+            IntUnary::Abs | IntUnary::Not => Pipe::Alu,
+            IntUnary::Popc
+            | IntUnary::Clz
+            | IntUnary::Brev
+            | IntUnary::Bfind
+            | IntUnary::BfindShiftAmount => Pipe::Sfu,
+        },
         Kind::FloatUnary { op, ty, .. } => match (op, ty) {
             (FloatUnary::Neg | FloatUnary::Abs, _) => float_pipe(ty),
             // `rsqrt`, `ex2`, `lg2`, `sin` and `cos` exist in PTX for `f32`
@@ -254,6 +272,13 @@ pub(crate) fn pipe(kind: &Kind) -> Pipe {
         },
         Kind::IntMulAdd { .. } | Kind::Mul24 { .. } => Pipe::IntegerMultiply,
         Kind::Fma { ty, .. } => float_pipe(ty),
+        // `F2I` on the XU pipe; every other conversion (`I2FP`, `F2FP`,
+        // `F2F`) on the conversion pipe.
+        Kind::Cvt {
+            dst_ty: NumberType::Int(_),
+            src_ty: NumberType::Float(_),
+            ..
+        } => Pipe::Sfu,
         Kind::CvtHalf { .. }
         | Kind::CvtToBf16 { .. }
         | Kind::CvtFromBf16 { .. }
@@ -269,7 +294,7 @@ pub(crate) fn pipe(kind: &Kind) -> Pipe {
         | Kind::HalfSet { .. }
         | Kind::HalfSetp { .. } => Pipe::Half,
         Kind::SatS32 { op, .. } => match op {
-            SatOp::Add | SatOp::Sub => Pipe::Integer,
+            SatOp::Add | SatOp::Sub => Pipe::Alu,
             // `mad.hi.sat.s32` multiplies (lowering makes no `Mul` for
             // `s32`, but the semantics would run it as `MulAdd`).
             SatOp::Mul | SatOp::MulAdd => Pipe::IntegerMultiply,
@@ -280,7 +305,7 @@ pub(crate) fn pipe(kind: &Kind) -> Pipe {
             Some(_) => Pipe::Half,
             None => compare_pipe(ty),
         },
-        Kind::Testp { ty, .. } | Kind::CopySign { ty, .. } => float_pipe(ty),
+        Kind::Testp { ty, .. } | Kind::CopySign { ty, .. } => compare_pipe(NumberType::Float(ty)),
         Kind::Selp { .. }
         | Kind::PredBinary { .. }
         | Kind::Sad { .. }
@@ -289,10 +314,8 @@ pub(crate) fn pipe(kind: &Kind) -> Pipe {
         | Kind::Permute { .. }
         | Kind::ActiveMask { .. }
         | Kind::FunnelShift { .. }
-        | Kind::Lop3 { .. }
-        | Kind::Pack { .. }
-        | Kind::Unpack { .. }
-        | Kind::Cvta { .. } => Pipe::Integer,
+        | Kind::Lop3 { .. } => Pipe::Alu,
+        Kind::Pack { .. } | Kind::Unpack { .. } | Kind::Cvta { .. } => Pipe::Integer,
         Kind::Load { space, .. } | Kind::Store { space, .. } | Kind::Atom { space, .. } => {
             Pipe::Memory(memory_pipe(space))
         }
@@ -343,7 +366,7 @@ pub(crate) fn pipe(kind: &Kind) -> Pipe {
         // `IADD3` with a carry predicate, integer.
         Kind::DotProduct { .. } | Kind::MulAdd24 { .. } => Pipe::IntegerMultiply,
         Kind::CarryArith { op, .. } => match op {
-            warpsim_ir::CarryOp::Add | warpsim_ir::CarryOp::Sub => Pipe::Integer,
+            warpsim_ir::CarryOp::Add | warpsim_ir::CarryOp::Sub => Pipe::Alu,
             warpsim_ir::CarryOp::MulAddLow | warpsim_ir::CarryOp::MulAddHigh => {
                 Pipe::IntegerMultiply
             }
@@ -906,11 +929,11 @@ mod tests {
     #[test]
     fn setp_writes_predicates_and_reads_the_one_it_combines_with() {
         let (_, timing) = first_of("setp.lt.and.f32 %p|%q, %a, %b, %r;");
-        assert_eq!(timing.pipe, Pipe::Fp32);
+        assert_eq!(timing.pipe, Pipe::Alu);
         assert_eq!(timing.operands.reads(), [0, 1, 9 + 2]);
         assert_eq!(timing.operands.writes(), [9, 9 + 1]);
         let (_, timing) = first_of("setp.ne.u32 %r, %w, %v;");
-        assert_eq!(timing.pipe, Pipe::Integer);
+        assert_eq!(timing.pipe, Pipe::Alu);
         assert_eq!(timing.operands.reads(), [6, 7]);
         assert_eq!(timing.operands.writes(), [9 + 2]);
     }
@@ -1001,12 +1024,49 @@ mod tests {
     #[test]
     fn a_predicate_set_to_a_constant_reads_nothing() {
         let (_, timing) = first_of("mov.pred %p, 1;");
-        assert_eq!(timing.pipe, Pipe::Integer);
+        assert_eq!(timing.pipe, Pipe::Alu);
         assert_eq!(timing.operands.reads(), []);
         assert_eq!(timing.operands.writes(), [9]);
         let (_, timing) = first_of("not.pred %p, %q;");
         assert_eq!(timing.operands.reads(), [9 + 1]);
         assert_eq!(timing.operands.writes(), [9]);
+    }
+
+    /// The pipes of hardware/h200-pipes.txt: logic, shifts, comparisons,
+    /// selects and `f32` minimums on the ALU; adds and moves on either the
+    /// ALU or the FMA pipe; multiplies on the FMA pipe; bit counts and
+    /// float-to-integer conversions on the XU (`Sfu`) pipe.
+    #[test]
+    fn each_integer_operation_issues_to_the_pipe_the_h200_runs_it_on() {
+        let cases = [
+            ("shf.l.wrap.b32 %w, %w, %w, %v;", Pipe::Alu),
+            ("lop3.b32 %w, %w, %v, %w, 0x28;", Pipe::Alu),
+            ("shr.u32 %w, %w, %v;", Pipe::Alu),
+            ("xor.b32 %w, %w, %v;", Pipe::Alu),
+            ("min.u32 %w, %w, %v;", Pipe::Alu),
+            ("prmt.b32 %w, %w, %v, 0x1032;", Pipe::Alu),
+            ("selp.b32 %w, %w, %v, %p;", Pipe::Alu),
+            ("setp.lt.u32 %p, %w, %v;", Pipe::Alu),
+            ("min.f32 %d, %a, %b;", Pipe::Alu),
+            ("min.f64 %x, %x, %y;", Pipe::Fp64),
+            ("setp.lt.f64 %p, %x, %y;", Pipe::Fp64),
+            ("add.u32 %w, %w, %v;", Pipe::Integer),
+            ("sub.u32 %w, %w, %v;", Pipe::Integer),
+            ("shl.b32 %w, %w, 3;", Pipe::Integer),
+            ("mov.u32 %w, %v;", Pipe::Integer),
+            ("mad.lo.u32 %w, %w, %v, %w;", Pipe::IntegerMultiply),
+            ("mul.lo.u32 %w, %w, %v;", Pipe::IntegerMultiply),
+            ("popc.b32 %w, %v;", Pipe::Sfu),
+            ("brev.b32 %w, %v;", Pipe::Sfu),
+            ("clz.b32 %w, %v;", Pipe::Sfu),
+            ("cvt.rzi.u32.f32 %w, %a;", Pipe::Sfu),
+            ("cvt.rn.f32.u32 %a, %w;", Pipe::Conversion),
+            ("fma.rn.f32 %d, %a, %b, %c;", Pipe::Fp32),
+        ];
+        for (text, expected) in cases {
+            let (_, timing) = first_of(text);
+            assert_eq!(timing.pipe, expected, "{text}");
+        }
     }
 
     #[test]

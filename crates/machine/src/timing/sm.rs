@@ -17,6 +17,14 @@
 //!   are ready (the scoreboard), its pipe accepts an instruction (each pipe
 //!   takes one per `interval` cycles per sub-partition), and it issued
 //!   nothing this cycle. Results are ready `latency` cycles after issue.
+//! - The pipes are an H200's sub-partition's (`h200-pipes.txt`): FP32 on
+//!   both halves of the FMA pipe, a warp instruction a cycle; `IMAD` on its
+//!   heavy half, one per two cycles; logic, shifts, compares, selects and
+//!   minimums on the 16-lane ALU, one per two; bit counts and
+//!   float-to-integer conversions on the XU with the transcendentals, one
+//!   per eight. An integer add or move, which ptxas gives to either the
+//!   ALU or the heavy half, issues to the ALU when it is free, else to the
+//!   FMA pipe (`PipeCost::alternate`).
 //! - Shared memory: the SM's MIO path takes one wavefront per cycle and a
 //!   sub-partition's requests one per two cycles; a load's result is ready
 //!   `shared_latency` plus `shared_latency_per_extra_wavefront` per extra
@@ -80,8 +88,11 @@
 //! does, once each SM has more than about 128 outstanding), the L1 does
 //! not merge a warp's partial stores to the same sectors before they leave
 //! for the L2 (an H200's does, `h200-store-merging.txt`), the constant
-//! cache never evicts and serves lanes of different addresses at once, and
-//! a store after a barrier or fence that followed other memory
+//! cache never evicts and serves lanes of different addresses at once, an
+//! add or move takes whichever pipe is free at its issue where ptxas
+//! balances the two over a whole block of code, FP32 work beside ALU work
+//! runs at the ALU's rate where an H200 spends a third more
+//! (`h200-pipes.txt`, `ffma_lop3`), and a store after a barrier or fence that followed other memory
 //! instructions costs what it costs without them (on an H200, 150-300
 //! cycles more, for a reason `h200-tails.txt` does not establish).
 
@@ -132,10 +143,35 @@ const L2_QUEUE_CYCLES: u64 = 256;
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct PipeCost {
     latency: u32,
-    interval: u32,
-    port: usize,
+    interval: u16,
+    /// The interval of `alternate`, when the instruction issues there.
+    alternate_interval: u16,
+    port: u8,
+    /// A second port the instruction may issue to when `port` is busy (an
+    /// integer add on the FMA pipe's heavy half, `Pipe::Integer`); `port`
+    /// itself for every other instruction.
+    alternate: u8,
     /// What a wait for its result counts as.
     reason: StallReason,
+}
+
+impl PipeCost {
+    /// The port the instruction issues to at `cycle`, and for how long it
+    /// holds it: `port` when it is free, else `alternate`.
+    #[inline(always)]
+    fn issue_port(&self, port_free: &[u64; PORTS], cycle: u64) -> (usize, u16) {
+        if port_free[usize::from(self.port)] <= cycle {
+            (usize::from(self.port), self.interval)
+        } else {
+            (usize::from(self.alternate), self.alternate_interval)
+        }
+    }
+
+    /// When a port the instruction may issue to is free.
+    #[inline(always)]
+    fn free(&self, port_free: &[u64; PORTS]) -> u64 {
+        port_free[usize::from(self.port)].min(port_free[usize::from(self.alternate)])
+    }
 }
 
 /// What issuing one instruction involves, gathered from its pipe, its
@@ -208,8 +244,10 @@ impl IssueRecords {
 #[derive(Clone, Debug)]
 pub(crate) struct Costs {
     fp32: PipeCost,
+    alu: PipeCost,
     integer: PipeCost,
     integer_multiply: PipeCost,
+    parameter: PipeCost,
     fp64: PipeCost,
     half: PipeCost,
     sfu: PipeCost,
@@ -225,10 +263,12 @@ pub(crate) struct Costs {
 
 impl Costs {
     pub(crate) fn new(config: &TimingConfig) -> Costs {
-        let cost = |latency, interval, port, reason| PipeCost {
+        let cost = |latency, interval: u32, port: usize, reason| PipeCost {
             latency,
-            interval,
-            port,
+            interval: interval.min(u32::from(u16::MAX)) as u16,
+            alternate_interval: interval.min(u32::from(u16::MAX)) as u16,
+            port: port as u8,
+            alternate: port as u8,
             reason,
         };
         Costs {
@@ -238,16 +278,38 @@ impl Costs {
                 PORT_FMA,
                 StallReason::Wait,
             ),
-            integer: cost(
+            alu: cost(
                 config.integer_latency,
                 config.integer_interval,
                 PORT_ALU,
                 StallReason::Wait,
             ),
+            // An add or move goes to the ALU, or when the ALU is busy to the
+            // FMA pipe's heavy half, at the rate of an `IMAD` there.
+            integer: PipeCost {
+                alternate: PORT_FMA as u8,
+                alternate_interval: config.integer_multiply_interval.min(u32::from(u16::MAX))
+                    as u16,
+                ..cost(
+                    config.integer_latency,
+                    config.integer_interval,
+                    PORT_ALU,
+                    StallReason::Wait,
+                )
+            },
             integer_multiply: cost(
                 config.integer_multiply_latency,
                 config.integer_multiply_interval,
                 PORT_FMA,
+                StallReason::Wait,
+            ),
+            // A parameter or constant load (`LDC`, or an operand of the
+            // constant bank) holds no arithmetic pipe; `constant_cost`
+            // times its result from the integer latency.
+            parameter: cost(
+                config.integer_latency,
+                config.control_interval,
+                PORT_CONTROL,
                 StallReason::Wait,
             ),
             fp64: cost(
@@ -414,6 +476,7 @@ impl Costs {
     fn of(&self, pipe: Pipe) -> PipeCost {
         match pipe {
             Pipe::Fp32 => self.fp32,
+            Pipe::Alu => self.alu,
             Pipe::Integer => self.integer,
             Pipe::IntegerMultiply => self.integer_multiply,
             Pipe::Fp64 => self.fp64,
@@ -425,7 +488,7 @@ impl Costs {
             Pipe::Tensor(TensorRate::Full) => self.tensor,
             Pipe::Tensor(TensorRate::Half) => self.tensor_half,
             Pipe::Tensor(TensorRate::Double) => self.tensor_double,
-            Pipe::Memory(MemoryPipe::Param | MemoryPipe::Const) => self.integer,
+            Pipe::Memory(MemoryPipe::Param | MemoryPipe::Const) => self.parameter,
             Pipe::Control | Pipe::Barrier | Pipe::Fence | Pipe::Memory(_) => self.control,
         }
     }
@@ -1185,7 +1248,7 @@ impl<'a> Sm<'a> {
                     }),
                 StallReason::LgThrottle,
             ),
-            _ => (sub.port_free[cost.port], StallReason::MathPipeThrottle),
+            _ => (cost.free(&sub.port_free), StallReason::MathPipeThrottle),
         };
         if free > cycle {
             stall(stats, timing, pc, throttle, free);
@@ -1242,7 +1305,8 @@ impl<'a> Sm<'a> {
             self.depart(shared, slot, cycle, Some(error));
             return Attempt::Left;
         }
-        sub.port_free[cost.port] = cycle + u64::from(cost.interval);
+        let (port, interval) = cost.issue_port(&sub.port_free, cycle);
+        sub.port_free[port] = cycle + u64::from(interval);
         if record.asynchronous || matches!(pipe, Pipe::Memory(_) | Pipe::WarpShuffle | Pipe::Fence)
         {
             self.complete(shared, stats, warp_ref, record, pc, cycle);
