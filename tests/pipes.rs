@@ -10,7 +10,7 @@ mod support;
 
 use std::collections::BTreeMap;
 
-use support::{repo_root, run_timing_launch_on_h200};
+use support::{assert_hardware_comparison, repo_root, run_timing_launch_on_h200};
 
 /// Operations a warp runs in the timed loop: 256 iterations of 4 steps of
 /// 8 chains (`pipes.cu`'s `ITERATIONS`, `STEPS` and chains).
@@ -101,10 +101,5 @@ fn every_pipe_runs_at_the_h200_rate() {
         report.push(line);
     }
     std::fs::remove_dir_all(&scratch).ok();
-    assert!(
-        misses.is_empty(),
-        "outside their tolerance:\n{}\n\nall (H200, warpsim, error):\n{}",
-        misses.join("\n"),
-        report.join("\n")
-    );
+    assert_hardware_comparison(&misses, &report);
 }

@@ -7,7 +7,7 @@
 
 mod support;
 
-use support::{repo_root, run_timing_launch_on_h200};
+use support::{assert_hardware_comparison, repo_root, run_timing_launch_on_h200};
 
 /// One measured launch: its name and the H200's block-0 cycles under ncu.
 fn measurements() -> Vec<(String, f64)> {
@@ -90,10 +90,5 @@ fn stores_fences_and_strided_loads_land_near_the_h200() {
         report.push(line);
     }
     std::fs::remove_dir_all(&scratch).ok();
-    assert!(
-        misses.is_empty(),
-        "not as expected:\n{}\n\nall (hardware, warpsim, error):\n{}",
-        misses.join("\n"),
-        report.join("\n")
-    );
+    assert_hardware_comparison(&misses, &report);
 }

@@ -9,7 +9,7 @@ mod support;
 
 use std::collections::BTreeMap;
 
-use support::{repo_root, run_timing_launch_on_h200};
+use support::{assert_hardware_comparison, repo_root, run_timing_launch_on_h200};
 
 /// One run's row of h200-tails.txt for a launch: its launches'
 /// `sm__cycles_active.max`, and the kernel's clock64() cycles under ncu
@@ -156,12 +156,7 @@ fn block_starts_and_ends_land_near_the_h200() {
         }
         report.push(line);
     }
-    assert!(
-        misses.is_empty(),
-        "not as expected:\n{}\n\nall (hardware, warpsim, error):\n{}",
-        misses.join("\n"),
-        report.join("\n")
-    );
+    assert_hardware_comparison(&misses, &report);
 }
 
 /// The clock64() windows of the kernels that time one thing, each within

@@ -51,6 +51,17 @@ pub fn run_timing_launch_on_h200(name: &str, extra: &[String]) -> std::process::
     output
 }
 
+/// Fails, listing `misses` and then every line of `report` (hardware,
+/// warpsim, error), unless no launch compared against hardware missed.
+pub fn assert_hardware_comparison(misses: &[String], report: &[String]) {
+    assert!(
+        misses.is_empty(),
+        "not as expected:\n{}\n\nall (hardware, warpsim, error):\n{}",
+        misses.join("\n"),
+        report.join("\n")
+    );
+}
+
 /// What one run of a program produced.
 pub struct ProgramRun {
     pub report: Report,
