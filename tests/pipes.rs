@@ -13,10 +13,12 @@ use std::collections::BTreeMap;
 use support::{assert_hardware_comparison, repo_root, run_timing_launch_on_h200};
 
 /// Operations a warp runs in the timed loop: 256 iterations of 4 steps of
-/// 8 chains (`pipes.cu`'s `ITERATIONS`, `STEPS` and chains).
+/// 8 chains (`pipes.cu`'s `ITERATIONS`, `STEPS` and the chains of the
+/// `_chains8` kernels the launch files name).
 const OPERATIONS_PER_WARP: f64 = 256.0 * 4.0 * 8.0;
 
-/// Warps of a sub-partition in the launches (a block of 1,024 threads).
+/// Warps of a sub-partition in the launches (a block of 1,024 threads, as
+/// every `pipes_*.toml` has and `pipes.cu`'s host code launches).
 const WARPS_PER_SUB_PARTITION: f64 = 8.0;
 
 /// Every row's `sub_partition_8_warps`: the H200's cycles per operation of
@@ -53,6 +55,9 @@ fn tolerance(row: &str) -> f64 {
         // FFMA beside ALU work: the H200 spends a third more than the
         // ALU's rate, warpsim a half more for the order above.
         "ffma_fmin" | "ffma_lop3" => 20.0,
+        // A shift by 3 beside FFMA: the shifts take the ALU, the FFMAs
+        // the FMA pipe, turn by turn in warpsim; the H200 spends more than
+        // the ALU's rate (FFMA beside ALU work, not modelled).
         "ffma_shl_imm" => 15.0,
         _ => 10.0,
     }
@@ -73,7 +78,33 @@ fn every_pipe_runs_at_the_h200_rate() {
         })
         .collect();
     launches.sort();
-    assert!(launches.len() >= 20, "only {} launches", launches.len());
+    // Every row of h200-pipes.txt has a launch file but the rows whose
+    // PTX is not their SASS one for one: ptxas merges two steps into one
+    // instruction (`shl_imm`, `xor`, `add`, `sub`, `min_u32`,
+    // `fadd_fmul`), makes three of one (`bfe`), or drops the bit-casting
+    // `mov.b32`s that warpsim issues beside the steps (`cvt_f32_u32`,
+    // `ffma_mad`, `ffma_add`; in `cvt_u32_f32` the XU's rate hides them).
+    let unlaunched = [
+        "shl_imm",
+        "xor",
+        "add",
+        "sub",
+        "min_u32",
+        "fadd_fmul",
+        "bfe",
+        "cvt_f32_u32",
+        "ffma_mad",
+        "ffma_add",
+    ];
+    let expected: Vec<&String> = hardware
+        .keys()
+        .filter(|row| !unlaunched.contains(&row.as_str()))
+        .collect();
+    assert_eq!(
+        launches.iter().collect::<Vec<_>>(),
+        expected,
+        "a launch file for every row but those left out"
+    );
     let mut report = Vec::new();
     let mut misses = Vec::new();
     for row in &launches {

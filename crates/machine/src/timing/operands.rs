@@ -10,8 +10,11 @@
 //! SASS opcode runs on (Khairy et al., ISCA 2020;
 //! `gpu-simulator/ISA_Def/ampere_opcode.h`), which sends `MUFU` to the
 //! special-function unit, `DADD`, `DFMA`, `DMUL` and `DSETP` to the FP64
-//! unit, and keeps the conversions `F2F`, `F2I`, `I2F`, `I2I` apart from
-//! the integer arithmetic. Integer multiplies (`IMAD`) get a pipe of their
+//! unit, and keeps the conversions `F2F`, `I2F`, `I2I` apart from the
+//! integer arithmetic; the H200's rates per opcode
+//! (`programs/timing/hardware/h200-pipes.txt`) put `F2I` on the XU with
+//! `MUFU`, and Hopper's `I2FP` and the logic, shifts, compares and selects
+//! on the 16-lane ALU. Integer multiplies (`IMAD`) get a pipe of their
 //! own because `[timing]` gives them their own numbers. Where a PTX
 //! instruction becomes a sequence of SASS instructions (integer division,
 //! IEEE float division and square root, every `f64` division and square
@@ -45,10 +48,14 @@ pub(crate) enum Pipe {
     /// minimum and maximum, `not` and `abs`; `f32` minimum and maximum;
     /// integer and `f32` `setp`, `set` and `testp`, `f32` copysign;
     /// `selp`; predicate logic; `lop3`, `shf`, `prmt`, `bfe`, `bfi`;
-    /// `activemask`; `sad`; saturating and carrying adds.
+    /// `activemask`; `sad`; saturating and carrying adds, and 64-bit adds,
+    /// subtracts and left shifts; `cvt` of a 32-bit integer to `f32`
+    /// (`I2FP`). A `bfe` of a run-time position is three ALU instructions
+    /// (`PRMT`, `SGXT`, `SHF`: 6.25 cycles in h200-pipes.txt), issued here
+    /// as one.
     Alu,
-    /// Integer add, subtract, move, negate and left shift; packing and
-    /// unpacking; `cvta`. ptxas gives each to the ALU (`IADD3`, `LEA`,
+    /// Integer add, subtract, move, negate and left shift of 32 bits or
+    /// fewer; packing and unpacking; `cvta`. ptxas gives each to the ALU (`IADD3`, `LEA`,
     /// `MOV`, `SHF`) or to the FMA pipe's heavy half (`IMAD.IADD`, `VIADD`,
     /// `IMAD.MOV`, `IMAD.SHL`), balancing the two (h200-pipes.txt: an add
     /// beside ALU work became `VIADD`, beside FP32 work `IADD3`); the
@@ -63,12 +70,13 @@ pub(crate) enum Pipe {
     /// `f16` and `bf16` arithmetic, single or in pairs: add, multiply,
     /// fused multiply-add, comparisons.
     Half,
-    /// The XU pipe, a quarter of a warp a cycle: the approximate
-    /// transcendentals of `f32` (`MUFU`): `rsqrt`, `ex2`, `lg2`, `sin`,
-    /// `cos`; population count, leading zeros, bit reversal and bit find
-    /// (`POPC`, `FLO`, `BREV`); `cvt` from a float to an integer (`F2I`)
-    /// (h200-pipes.txt: `POPC`, `BREV` and `F2I` 8.0 cycles a warp
-    /// instruction, as `MUFU`).
+    /// The XU pipe (NVIDIA's transcendental and conversion unit), a
+    /// quarter of a warp a cycle: the approximate transcendentals of `f32`
+    /// (`MUFU`): `rsqrt`, `ex2`, `lg2`, `sin`, `cos`; population count,
+    /// bit reversal, and leading zeros and bit find (`POPC`, `BREV`, `FLO`);
+    /// `cvt` from a float to an integer (`F2I`). h200-pipes.txt measured
+    /// `POPC`, `BREV` and `F2I` at 8.0 cycles a warp instruction, as
+    /// `MUFU`; `FLO` is taken to be theirs.
     Sfu,
     /// `cvt` of every other flavour.
     Conversion,
@@ -191,8 +199,9 @@ fn float_pipe(ty: FloatType) -> Pipe {
 }
 
 /// The pipe of a comparison of numbers of type `ty`, or of another
-/// operation that is an `ALU` instruction in `f32` (`FSETP`, `FMNMX`, a
-/// copysign's `LOP3`) and an FP64 one in `f64`.
+/// operation that is an ALU instruction in `f32` (`FSETP`, `FMNMX`, a
+/// copysign's `LOP3`) and an FP64 one in `f64` (`DSETP`, `DMNMX`; an `f64`
+/// copysign, a `LOP3` of the high word, is taken to be one too).
 fn compare_pipe(ty: NumberType) -> Pipe {
     match ty {
         NumberType::Int(_) | NumberType::Float(FloatType::F32) => Pipe::Alu,
@@ -207,6 +216,13 @@ fn compare_pipe(ty: NumberType) -> Pipe {
 /// where it runs.
 pub(crate) fn pipe(kind: &Kind) -> Pipe {
     match *kind {
+        // A 64-bit add or subtract is `IADD3` and `IADD3.X`, which carry
+        // through a predicate only the ALU has; a 64-bit shift is `SHF`s.
+        Kind::IntBinary {
+            op: IntBinary::Add | IntBinary::Sub | IntBinary::Shl,
+            ty,
+            ..
+        } if ty.bits == 64 => Pipe::Alu,
         Kind::IntBinary { op, .. } => match op {
             IntBinary::Add | IntBinary::Sub | IntBinary::Shl => Pipe::Integer,
             IntBinary::Min
@@ -272,13 +288,19 @@ pub(crate) fn pipe(kind: &Kind) -> Pipe {
         },
         Kind::IntMulAdd { .. } | Kind::Mul24 { .. } => Pipe::IntegerMultiply,
         Kind::Fma { ty, .. } => float_pipe(ty),
-        // `F2I` on the XU pipe; every other conversion (`I2FP`, `F2FP`,
-        // `F2F`) on the conversion pipe.
+        // `F2I` on the XU pipe, a 32-bit integer to `f32` (`I2FP` on
+        // Hopper) on the ALU; every other conversion (`I2F` of 64 bits or to
+        // `f64`, `F2FP`, `F2F`) on the conversion pipe.
         Kind::Cvt {
             dst_ty: NumberType::Int(_),
             src_ty: NumberType::Float(_),
             ..
         } => Pipe::Sfu,
+        Kind::Cvt {
+            dst_ty: NumberType::Float(FloatType::F32),
+            src_ty: NumberType::Int(source),
+            ..
+        } if source.bits <= 32 => Pipe::Alu,
         Kind::CvtHalf { .. }
         | Kind::CvtToBf16 { .. }
         | Kind::CvtFromBf16 { .. }
@@ -363,7 +385,7 @@ pub(crate) fn pipe(kind: &Kind) -> Pipe {
         // `dp4a`/`dp2a` to `IDP`, and `mad24` (sm_70 and later have no
         // 24-bit multiplier), `mad.cc` and `madc` to `IMAD` forms, all on
         // the multiply pipe; `add.cc`, `addc`, `sub.cc` and `subc` to
-        // `IADD3` with a carry predicate, integer.
+        // `IADD3` with a carry predicate, on the ALU.
         Kind::DotProduct { .. } | Kind::MulAdd24 { .. } => Pipe::IntegerMultiply,
         Kind::CarryArith { op, .. } => match op {
             warpsim_ir::CarryOp::Add | warpsim_ir::CarryOp::Sub => Pipe::Alu,
@@ -1060,7 +1082,9 @@ mod tests {
             ("brev.b32 %w, %v;", Pipe::Sfu),
             ("clz.b32 %w, %v;", Pipe::Sfu),
             ("cvt.rzi.u32.f32 %w, %a;", Pipe::Sfu),
-            ("cvt.rn.f32.u32 %a, %w;", Pipe::Conversion),
+            ("cvt.rn.f32.u32 %a, %w;", Pipe::Alu),
+            ("cvt.rn.f64.u32 %x, %w;", Pipe::Conversion),
+            ("add.u64 %o, %o, %o;", Pipe::Alu),
             ("fma.rn.f32 %d, %a, %b, %c;", Pipe::Fp32),
         ];
         for (text, expected) in cases {

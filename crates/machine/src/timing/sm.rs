@@ -90,9 +90,11 @@
 //! for the L2 (an H200's does, `h200-store-merging.txt`), the constant
 //! cache never evicts and serves lanes of different addresses at once, an
 //! add or move takes whichever pipe is free at its issue where ptxas
-//! balances the two over a whole block of code, FP32 work beside ALU work
-//! runs at the ALU's rate where an H200 spends a third more
-//! (`h200-pipes.txt`, `ffma_lop3`), and a store after a barrier or fence that followed other memory
+//! balances the two over a whole block of code, a left shift by a register
+//! may take the FMA pipe, which only a shift by a constant can (`IMAD.SHL`),
+//! FP32 work beside ALU work runs at the ALU's rate where an H200 spends a
+//! third more (`h200-pipes.txt`, `ffma_lop3`), and a store after a barrier
+//! or fence that followed other memory
 //! instructions costs what it costs without them (on an H200, 150-300
 //! cycles more, for a reason `h200-tails.txt` does not establish).
 
@@ -143,9 +145,9 @@ const L2_QUEUE_CYCLES: u64 = 256;
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct PipeCost {
     latency: u32,
-    interval: u16,
+    interval: u32,
     /// The interval of `alternate`, when the instruction issues there.
-    alternate_interval: u16,
+    alternate_interval: u32,
     port: u8,
     /// A second port the instruction may issue to when `port` is busy (an
     /// integer add on the FMA pipe's heavy half, `Pipe::Integer`); `port`
@@ -159,7 +161,7 @@ impl PipeCost {
     /// The port the instruction issues to at `cycle`, and for how long it
     /// holds it: `port` when it is free, else `alternate`.
     #[inline(always)]
-    fn issue_port(&self, port_free: &[u64; PORTS], cycle: u64) -> (usize, u16) {
+    fn issue_port(&self, port_free: &[u64; PORTS], cycle: u64) -> (usize, u32) {
         if port_free[usize::from(self.port)] <= cycle {
             (usize::from(self.port), self.interval)
         } else {
@@ -265,8 +267,8 @@ impl Costs {
     pub(crate) fn new(config: &TimingConfig) -> Costs {
         let cost = |latency, interval: u32, port: usize, reason| PipeCost {
             latency,
-            interval: interval.min(u32::from(u16::MAX)) as u16,
-            alternate_interval: interval.min(u32::from(u16::MAX)) as u16,
+            interval,
+            alternate_interval: interval,
             port: port as u8,
             alternate: port as u8,
             reason,
@@ -288,8 +290,7 @@ impl Costs {
             // FMA pipe's heavy half, at the rate of an `IMAD` there.
             integer: PipeCost {
                 alternate: PORT_FMA as u8,
-                alternate_interval: config.integer_multiply_interval.min(u32::from(u16::MAX))
-                    as u16,
+                alternate_interval: config.integer_multiply_interval,
                 ..cost(
                     config.integer_latency,
                     config.integer_interval,
