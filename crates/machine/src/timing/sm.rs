@@ -273,6 +273,12 @@ impl Costs {
             alternate: port as u8,
             reason,
         };
+        let alu = cost(
+            config.integer_latency,
+            config.integer_interval,
+            PORT_ALU,
+            StallReason::Wait,
+        );
         Costs {
             fp32: cost(
                 config.fp32_latency,
@@ -280,23 +286,13 @@ impl Costs {
                 PORT_FMA,
                 StallReason::Wait,
             ),
-            alu: cost(
-                config.integer_latency,
-                config.integer_interval,
-                PORT_ALU,
-                StallReason::Wait,
-            ),
+            alu,
             // An add or move goes to the ALU, or when the ALU is busy to the
             // FMA pipe's heavy half, at the rate of an `IMAD` there.
             integer: PipeCost {
                 alternate: PORT_FMA as u8,
                 alternate_interval: config.integer_multiply_interval,
-                ..cost(
-                    config.integer_latency,
-                    config.integer_interval,
-                    PORT_ALU,
-                    StallReason::Wait,
-                )
+                ..alu
             },
             integer_multiply: cost(
                 config.integer_multiply_latency,
@@ -306,13 +302,11 @@ impl Costs {
             ),
             // A parameter or constant load (`LDC`, or an operand of the
             // constant bank) holds no arithmetic pipe; `constant_cost`
-            // times its result from the integer latency.
-            parameter: cost(
-                config.integer_latency,
-                config.control_interval,
-                PORT_CONTROL,
-                StallReason::Wait,
-            ),
+            // times its result from the integer latency. It marks the
+            // control port for the one cycle its issue takes, in which the
+            // sub-partition issues nothing else anyway, so that it never
+            // delays a branch whatever `control_interval` is.
+            parameter: cost(config.integer_latency, 1, PORT_CONTROL, StallReason::Wait),
             fp64: cost(
                 config.fp64_latency,
                 config.fp64_interval,
