@@ -126,6 +126,7 @@ fn correct_programs_have_no_findings() {
         "warpReduceSyncwarp",
         "messagePassingFenced",
         "threadfenceReduction",
+        "threadfenceReductionAcquire",
     ];
     // Blocks racing on purpose: the histogram with a plain add instead of
     // atomicAdd (tests/blocks.rs runs it; tests/racecheck.rs checks it).

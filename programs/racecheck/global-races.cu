@@ -110,3 +110,37 @@ extern "C" __global__ void threadfenceReductionNoFence(const int* in, int* parti
     out[0] = total;
   }
 }
+
+// threadfenceReductionAcquire (4 blocks of 64): threadfenceReduction with a
+// __threadfence() also between the last block's ticket and its reads of the
+// partial sums, the acquire pattern (strong read, fence) the PTX memory
+// model asks of a reader (../shared/reference/memory-model.md: message
+// passing needs a fence in each thread). As the CUDA sample writes it, the
+// reader has none, and the model allows it to read a partial sum from
+// before the block that wrote it fenced: the explore model finds such runs
+// (seeds 2, and 94 and 140 before parameters were read where ptxas reads
+// them). Expect: none.
+extern "C" __global__ void threadfenceReductionAcquire(const int* in, int* partial, unsigned* ticket, int* out) {
+  __shared__ int sums[64];
+  __shared__ bool last;
+  unsigned tid = threadIdx.x;
+  sums[tid] = in[blockIdx.x * blockDim.x + tid];
+  __syncthreads();
+  for (unsigned stride = blockDim.x / 2; stride > 0; stride /= 2) {
+    if (tid < stride) sums[tid] += sums[tid + stride];
+    __syncthreads();
+  }
+  if (tid == 0) {
+    partial[blockIdx.x] = sums[0];
+    __threadfence();
+    unsigned taken = atomicInc(ticket, gridDim.x);
+    last = (taken == gridDim.x - 1);
+  }
+  __syncthreads();
+  if (last && tid == 0) {
+    __threadfence();
+    int total = 0;
+    for (unsigned block = 0; block < gridDim.x; block++) total += partial[block];
+    out[0] = total;
+  }
+}

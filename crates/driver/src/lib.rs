@@ -609,9 +609,14 @@ pub fn prepare_file(
     if let Some(summary) = &merged {
         tracing::info!(?summary, "shared-memory accesses merged as ptxas does");
     }
-    // What ptxas's scheduler does to any PTX: independent global loads
-    // issue together rather than each next to its use.
+    // What ptxas's scheduler does to any PTX: parameters are read where
+    // they are used, and independent global loads issue together rather
+    // than each next to its use.
     if config.compiler.schedule_loads {
+        let moved = warpsim_ir::parameter_placement::place_parameter_loads(
+            &mut module.kernels[kernel.index()],
+        );
+        tracing::info!(moved, "parameter loads placed as ptxas reads them");
         let summary = warpsim_ir::schedule::schedule_kernel(&mut module.kernels[kernel.index()]);
         tracing::info!(?summary, "global loads scheduled as ptxas does");
     }

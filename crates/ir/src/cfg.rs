@@ -1,5 +1,5 @@
-//! Control-flow analyses on a kernel: basic blocks and immediate
-//! post-dominators. A divergent branch reconverges at the immediate
+//! Control-flow analyses on a kernel: basic blocks, immediate dominators
+//! and immediate post-dominators. A divergent branch reconverges at the immediate
 //! post-dominator of its block, which is what the convergence barriers that
 //! the compiler inserts achieve on Volta and later GPUs (DESIGN.md,
 //! "Execution semantics"). The algorithm is Cooper, Harvey and Kennedy,
@@ -162,6 +162,31 @@ impl Cfg {
                 } else {
                     staying
                 }
+            })
+            .collect()
+    }
+
+    /// For each block, its immediate dominator: `Some(block)`, or `None`
+    /// for the entry block and for blocks the entry cannot reach. The same
+    /// algorithm as the post-dominators, on the graph with its edges turned
+    /// round and the entry standing in for the exit.
+    pub fn immediate_dominators(&self) -> Vec<Option<usize>> {
+        let mut predecessors: Vec<Vec<Successor>> = vec![Vec::new(); self.blocks.len()];
+        for (index, block) in self.blocks.iter().enumerate() {
+            for successor in &block.successors {
+                if let Successor::Block(next) = *successor {
+                    predecessors[next].push(Successor::Block(index));
+                }
+            }
+        }
+        if let Some(entry) = predecessors.first_mut() {
+            entry.push(Successor::Exit);
+        }
+        self.post_dominators_over(|block| predecessors[block].clone())
+            .into_iter()
+            .map(|dominator| match dominator {
+                Some(Successor::Block(block)) => Some(block),
+                Some(Successor::Exit) | None => None,
             })
             .collect()
     }

@@ -40,6 +40,7 @@ pub mod kernel;
 pub mod known_bits;
 mod lexer;
 pub mod merge;
+pub mod parameter_placement;
 pub mod parser;
 pub mod printer;
 pub mod register_sharing;

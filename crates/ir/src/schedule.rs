@@ -34,7 +34,9 @@
 //! as ptxas does with a bounds check (`if (i < n) x = in[i];`: NVVM's
 //! `@%p bra SKIP; ld.global ...; SKIP:`, ptxas's `@!P0 LDG`): where the
 //! instructions the branch skips are at most [`MAX_PREDICATED`], none
-//! guarded, each arithmetic or a plain global load (one at least), none
+//! guarded, each arithmetic, a parameter load (which
+//! [`crate::parameter_placement`] may have put there) or a plain global
+//! load (one at least), none
 //! writing the branch's predicate and none a branch target, each takes
 //! the branch's guard negated and the branch goes, with its label if no
 //! other branch names it. Each thread runs the same instructions as before;
@@ -91,6 +93,12 @@ enum Role {
     /// May write global memory or orders accesses: nothing that touches
     /// memory passes it.
     Ordering,
+}
+
+/// Whether `instr` may write global memory or orders accesses or time (a
+/// barrier, a fence, a clock read, a branch): no load moves past it.
+pub(crate) fn orders_memory(instr: &Instr) -> bool {
+    role(instr) == Role::Ordering
 }
 
 fn reads_clock(operand: &Operand) -> bool {
@@ -264,7 +272,8 @@ fn predicate_short_branches(kernel: &mut Kernel) -> usize {
         let instrs = &kernel.instrs[body.clone()];
         let convertible = instrs.iter().all(|instr| {
             instr.guard.is_none()
-                && matches!(role(instr), Role::Free | Role::GlobalLoad)
+                && (matches!(role(instr), Role::Free | Role::GlobalLoad)
+                    || crate::parameter_placement::is_movable_parameter_load(instr))
                 && !instr.op.destinations().contains(&guard.reg)
         }) && instrs.iter().any(|instr| role(instr) == Role::GlobalLoad);
         if !convertible {

@@ -88,7 +88,8 @@ pub struct CompilerConfig {
     /// Move each plain global load as early in its basic block as its
     /// operands and memory ordering allow, as ptxas schedules loads, so
     /// that a thread's independent loads are in flight together
-    /// (`warpsim_ir::schedule`).
+    /// (`warpsim_ir::schedule`); and each parameter load to where ptxas
+    /// reads the parameter (`warpsim_ir::parameter_placement`).
     #[serde(default = "default_true")]
     pub schedule_loads: bool,
 }
@@ -281,8 +282,11 @@ pub struct TimingConfig {
     /// reached 41 lines a cycle (h200-store-merging.txt).
     pub l2_read_lines_per_cycle: f64,
     /// What a fence costs with no store outstanding: `membar.gl`,
-    /// `fence.sc.gpu`, `fence.acq_rel.gpu` and the system scope (265 cycles
-    /// on an H200, h200-stores.txt), and `membar.cta` (13).
+    /// `fence.sc.gpu`, `fence.acq_rel.gpu` and the system scope (263 cycles
+    /// on an H200, h200-stores.txt), and `membar.cta` (11). The loops that
+    /// measured them read their count (an `LDC` after the first clock
+    /// read, in ptxas's SASS) inside the window: its first-level miss is
+    /// not the fences'.
     pub fence_latency: u32,
     pub block_fence_latency: u32,
     /// The first load of a kernel parameter's 64-byte constant-cache line
@@ -291,6 +295,11 @@ pub struct TimingConfig {
     /// H200, where the later ones hit (programs/timing/hardware/
     /// h200-tails.txt).
     pub constant_miss_latency: u32,
+    /// An `LDC` that hits the SM's indexed constant cache, from issue to
+    /// use: 34 cycles on an H200, whose dependent loads of constants 64
+    /// bytes apart take 38 a load warm, an `IMAD` of the next address
+    /// between (constantChase64, h200-tails.txt).
+    pub constant_load_latency: u32,
     /// DRAM bandwidth in bytes per SM cycle for the whole GPU (3.35 TB/s at
     /// 1,755 MHz is about 1,900).
     pub dram_bytes_per_cycle: u32,
@@ -374,9 +383,10 @@ impl Default for TimingConfig {
             store_queue_requests: 47,
             l2_write_lines_per_cycle: 31.0,
             l2_read_lines_per_cycle: 41.0,
-            fence_latency: 265,
-            block_fence_latency: 13,
+            fence_latency: 263,
+            block_fence_latency: 11,
             constant_miss_latency: 88,
+            constant_load_latency: 34,
             dram_bytes_per_cycle: 2000,
             l2_bytes: 50 * 1024 * 1024,
             l2_ways: 16,
@@ -571,7 +581,7 @@ impl MachineConfig {
     fn validate_sm_and_timing(&self) -> Result<(), ConfigError> {
         let sm = &self.sm;
         let timing = &self.timing;
-        let positive: [(&'static [&'static str], u64); 54] = [
+        let positive: [(&'static [&'static str], u64); 55] = [
             (&["device.sm_count"], self.device.sm_count.into()),
             (&["sm.sub_partitions"], sm.sub_partitions.into()),
             (&["sm.max_threads"], sm.max_threads.into()),
@@ -663,6 +673,10 @@ impl MachineConfig {
             (
                 &["timing.constant_miss_latency"],
                 timing.constant_miss_latency.into(),
+            ),
+            (
+                &["timing.constant_load_latency"],
+                timing.constant_load_latency.into(),
             ),
             (&["timing.l2_hit_latency"], timing.l2_hit_latency.into()),
             (

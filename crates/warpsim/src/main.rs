@@ -143,7 +143,8 @@ struct MachineArgs {
     #[arg(long, value_name = "on|off", value_parser = parse_on_off)]
     merge_accesses: Option<bool>,
     /// Move global loads early in their basic blocks as ptxas schedules
-    /// them (default: the machine file's `compiler.schedule_loads`, on).
+    /// them, and parameter loads to where ptxas reads the parameters
+    /// (default: the machine file's `compiler.schedule_loads`, on).
     #[arg(long, value_name = "on|off", value_parser = parse_on_off)]
     schedule_loads: Option<bool>,
     /// How global memory orders what threads see: `machine` (the simulated

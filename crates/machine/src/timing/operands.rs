@@ -118,10 +118,29 @@ pub(crate) enum MemoryPipe {
     Shared,
     Global,
     Local,
-    Param,
-    Const,
+    Param(ConstantCache),
+    Const(ConstantCache),
     /// A generic address, resolved to a space per lane at run time.
     Generic,
+}
+
+/// Which of an SM's two first-level constant caches a read of the
+/// parameters or constants goes through. They miss apart: on an H200,
+/// `storeSpinBarrier` waits for its spin count (`ULDC`) and then for its
+/// pointer (`LDC.64`, the same 64-byte line) a first-level miss each
+/// (`programs/timing/hardware/h200-tails.txt`, docs/timing.md,
+/// "Parameters where ptxas reads them").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum ConstantCache {
+    /// `LDC`: a load into a register through the indexed constant cache,
+    /// as ptxas loads a 64-bit parameter (a pointer, `LDC.64`) and a
+    /// constant at an address in a register. A hit takes
+    /// `timing.constant_load_latency`.
+    Indexed,
+    /// An operand of the constant bank (`c[0x0][0x220]`, or `ULDC` into a
+    /// uniform register), as ptxas reads other parameters and constants at
+    /// fixed addresses: a hit costs what a register operand costs.
+    Operand,
 }
 
 /// The registers an instruction reads and writes, as one index space: value
@@ -177,15 +196,28 @@ pub(crate) fn instruction_timings(program: &Program) -> Vec<InstructionTiming> {
         .collect()
 }
 
-/// The memory pipe of an access to `space`.
-fn memory_pipe(space: StateSpace) -> MemoryPipe {
+/// The memory pipe of an access to `space`; `cache` is the constant cache
+/// a read of the parameters or constants goes through.
+fn memory_pipe(space: StateSpace, cache: ConstantCache) -> MemoryPipe {
     match space {
         StateSpace::Shared => MemoryPipe::Shared,
         StateSpace::Global => MemoryPipe::Global,
         StateSpace::Local => MemoryPipe::Local,
-        StateSpace::Param => MemoryPipe::Param,
-        StateSpace::Const => MemoryPipe::Const,
+        StateSpace::Param => MemoryPipe::Param(cache),
+        StateSpace::Const => MemoryPipe::Const(cache),
         StateSpace::Generic => MemoryPipe::Generic,
+    }
+}
+
+/// The constant cache ptxas reads a load of `bytes` a lane at `addr` from
+/// (a parameter or a constant): the indexed one for a 64-bit value (a
+/// pointer, which ptxas loads with `LDC.64` to compute addresses from) or
+/// an address in a register, else the constant-bank operand.
+fn constant_cache(bytes: u8, addr: &crate::program::LoweredAddress) -> ConstantCache {
+    if bytes >= 8 || addr.base.is_some() {
+        ConstantCache::Indexed
+    } else {
+        ConstantCache::Operand
     }
 }
 
@@ -338,17 +370,21 @@ pub(crate) fn pipe(kind: &Kind) -> Pipe {
         | Kind::FunnelShift { .. }
         | Kind::Lop3 { .. } => Pipe::Alu,
         Kind::Pack { .. } | Kind::Unpack { .. } | Kind::Cvta { .. } => Pipe::Integer,
-        Kind::Load { space, .. } | Kind::Store { space, .. } | Kind::Atom { space, .. } => {
-            Pipe::Memory(memory_pipe(space))
+        Kind::Load {
+            space,
+            value,
+            ref addr,
+            ..
+        } => Pipe::Memory(memory_pipe(space, constant_cache(value.size, addr))),
+        Kind::Store { space, .. } | Kind::Atom { space, .. } => {
+            Pipe::Memory(memory_pipe(space, ConstantCache::Indexed))
         }
         Kind::Barrier { .. } => Pipe::Barrier,
         Kind::Fence { .. } => Pipe::Fence,
         // Asynchronous copies go through the global memory pipe (`LDGSTS`,
         // `UBLKCP`); the rest are `SYNCS` and dependency-barrier
         // instructions, taken to be control instructions.
-        Kind::CpAsync { .. } | Kind::CpAsyncBulk { .. } => {
-            Pipe::Memory(memory_pipe(StateSpace::Global))
-        }
+        Kind::CpAsync { .. } | Kind::CpAsyncBulk { .. } => Pipe::Memory(MemoryPipe::Global),
         Kind::CpAsyncCommitGroup
         | Kind::CpAsyncWait { .. }
         | Kind::CpAsyncMbarrierArrive { .. }
@@ -358,7 +394,9 @@ pub(crate) fn pipe(kind: &Kind) -> Pipe {
             Pipe::WarpShuffle
         }
         // Tensor-core instructions.
-        Kind::MatrixAccess { space, .. } => Pipe::Memory(memory_pipe(space)),
+        Kind::MatrixAccess { space, .. } => {
+            Pipe::Memory(memory_pipe(space, ConstantCache::Indexed))
+        }
         Kind::Mma { ref operation } => Pipe::Tensor(match (operation.shape, operation.a_type) {
             (warpsim_ir::MmaShape::M8N8K4, _) => TensorRate::Double,
             (
@@ -369,7 +407,9 @@ pub(crate) fn pipe(kind: &Kind) -> Pipe {
         }),
         Kind::Wmma { ref operation } => match **operation {
             crate::tensor::WmmaOperation::Load { space, .. }
-            | crate::tensor::WmmaOperation::Store { space, .. } => Pipe::Memory(memory_pipe(space)),
+            | crate::tensor::WmmaOperation::Store { space, .. } => {
+                Pipe::Memory(memory_pipe(space, ConstantCache::Indexed))
+            }
             // Two m16n8k16 `HMMA` on an H100; the pipe's interval is one's.
             crate::tensor::WmmaOperation::Mma { .. } => Pipe::Tensor(TensorRate::Full),
         },

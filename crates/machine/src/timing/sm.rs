@@ -52,11 +52,16 @@
 //!   retires once its stores have left the SM and its atomics are done
 //!   (`h200-tails.txt`: an exit does not wait for a store's
 //!   acknowledgement).
-//! - Kernel parameters and constants come through a constant cache of
-//!   64-byte lines: a line's first load in a launch waits
-//!   `constant_miss_latency` for it from a second level of 256-byte blocks,
-//!   which holds the parameters from the start and fetches constants from
-//!   the L2 (`h200-tails.txt`).
+//! - Kernel parameters and constants come through two first-level
+//!   constant caches of 64-byte lines, which miss apart: the indexed one
+//!   (`LDC`: 64-bit parameters, constants at an address in a register; a
+//!   hit takes `constant_load_latency`) and the operand one (`ULDC` and
+//!   constant-bank operands: the rest; a hit costs a register's read). A
+//!   line's first load in a launch on either waits `constant_miss_latency`
+//!   for it from a second level of 256-byte blocks, which holds the
+//!   parameters from the start and fetches constants from the L2
+//!   (`h200-tails.txt`). The parameter loads themselves are where ptxas
+//!   reads the parameters (`warpsim_ir::parameter_placement`).
 //! - A global atomic costs what an L2 access costs, `atomic_latency` in
 //!   place of the hit's (a miss fetches the sector from DRAM first), after
 //!   the SM's earlier atomics have had their share of the L2's
@@ -93,10 +98,15 @@
 //! balances the two over a whole block of code, a left shift by a register
 //! may take the FMA pipe, which only a shift by a constant can (`IMAD.SHL`),
 //! FP32 work beside ALU work runs at the ALU's rate where an H200 spends a
-//! third more (`h200-pipes.txt`, `ffma_lop3`), and a store after a barrier
-//! or fence that followed other memory
-//! instructions costs what it costs without them (on an H200, 150-300
-//! cycles more, for a reason `h200-tails.txt` does not establish).
+//! third more (`h200-pipes.txt`, `ffma_lop3`), which constant cache a
+//! 32-bit parameter goes through is decided by its width alone (ptxas
+//! reads about half of them with `LDC`, as an operand that must be a
+//! register needs), `%ntid` and `%nctaid` cost nothing to read (ptxas
+//! reads them from constant bank 0 too), and a store after a barrier or
+//! fence that followed other memory instructions costs what it costs
+//! without them (on an H200, 160-260 cycles more in the kernels
+//! whose parameter reads do not explain it, for a reason `h200-tails.txt`
+//! does not establish).
 
 use std::collections::VecDeque;
 
@@ -111,7 +121,7 @@ use crate::semantics::{semantics_of, HostInstructions, Semantics};
 use crate::stats::{RunStats, StallReason};
 use crate::store_buffer::StoreBuffer;
 use crate::timing::cache::SectorCache;
-use crate::timing::operands::{InstructionTiming, MemoryPipe, Pipe, TensorRate};
+use crate::timing::operands::{ConstantCache, InstructionTiming, MemoryPipe, Pipe, TensorRate};
 use crate::timing::shards::ShardOrder;
 use crate::timing::{BlockSpan, WarpSpan};
 
@@ -250,6 +260,7 @@ pub(crate) struct Costs {
     integer: PipeCost,
     integer_multiply: PipeCost,
     parameter: PipeCost,
+    constant_load: PipeCost,
     fp64: PipeCost,
     half: PipeCost,
     sfu: PipeCost,
@@ -300,13 +311,21 @@ impl Costs {
                 PORT_FMA,
                 StallReason::Wait,
             ),
-            // A parameter or constant load (`LDC`, or an operand of the
-            // constant bank) holds no arithmetic pipe; `constant_cost`
-            // times its result from the integer latency. It marks the
+            // A parameter or constant read as an operand of the constant
+            // bank holds no arithmetic pipe; `constant_cache_cost` times
+            // its result from the integer latency. It marks the
             // control port for the one cycle its issue takes, in which the
             // sub-partition issues nothing else anyway, so that it never
             // delays a branch whatever `control_interval` is.
             parameter: cost(config.integer_latency, 1, PORT_CONTROL, StallReason::Wait),
+            // An `LDC` into a register, through the indexed constant cache,
+            // issues as the operand read does.
+            constant_load: cost(
+                config.constant_load_latency,
+                1,
+                PORT_CONTROL,
+                StallReason::ShortScoreboard,
+            ),
             fp64: cost(
                 config.fp64_latency,
                 config.fp64_interval,
@@ -483,7 +502,11 @@ impl Costs {
             Pipe::Tensor(TensorRate::Full) => self.tensor,
             Pipe::Tensor(TensorRate::Half) => self.tensor_half,
             Pipe::Tensor(TensorRate::Double) => self.tensor_double,
-            Pipe::Memory(MemoryPipe::Param | MemoryPipe::Const) => self.parameter,
+            Pipe::Memory(
+                MemoryPipe::Param(ConstantCache::Indexed)
+                | MemoryPipe::Const(ConstantCache::Indexed),
+            ) => self.constant_load,
+            Pipe::Memory(MemoryPipe::Param(_) | MemoryPipe::Const(_)) => self.parameter,
             Pipe::Control | Pipe::Barrier | Pipe::Fence | Pipe::Memory(_) => self.control,
         }
     }
@@ -1223,7 +1246,7 @@ impl<'a> Sm<'a> {
         let cost = record.cost;
         let sub = &mut sub_partitions[timing.sub_partition as usize];
         let (free, throttle) = match pipe {
-            Pipe::Memory(MemoryPipe::Param | MemoryPipe::Const) => (cycle, StallReason::Wait),
+            Pipe::Memory(MemoryPipe::Param(_) | MemoryPipe::Const(_)) => (cycle, StallReason::Wait),
             Pipe::Memory(MemoryPipe::Shared | MemoryPipe::Generic) | Pipe::WarpShuffle => (
                 sub.port_free[PORT_MIO].max(data_path_free.saturating_sub(MEMORY_QUEUE_CYCLES)),
                 StallReason::MioThrottle,
@@ -1433,8 +1456,8 @@ impl<'a> Sm<'a> {
     ) {
         let (pipe, cost) = (record.pipe, record.cost);
         let (latency, reason) = match pipe {
-            Pipe::Memory(MemoryPipe::Param | MemoryPipe::Const) => {
-                self.constant_cost(shared, warp_ref, pipe, cost, cycle)
+            Pipe::Memory(MemoryPipe::Param(cache) | MemoryPipe::Const(cache)) => {
+                self.constant_cache_cost(shared, warp_ref, pipe, cache, cost, cycle)
             }
             Pipe::Memory(_) => self.memory_cost(shared, stats, warp_ref, pc, cycle),
             Pipe::WarpShuffle => {
@@ -1661,8 +1684,9 @@ impl<'a> Sm<'a> {
     }
 
     /// What a load from the parameters or the constants issued at `cycle`
-    /// costs: the pipe's latency once its 64-byte line is in the SM's
-    /// constant cache. The first load of a line in a launch waits
+    /// costs: the pipe's latency once its 64-byte line is in `cache`, the
+    /// SM's first-level constant cache it reads (each holds its own lines).
+    /// The first load of a line in a launch on either waits
     /// `constant_miss_latency` cycles for it from the second-level constant
     /// cache, which holds 256-byte blocks: a kernel's parameters from the
     /// start (the launch puts them there), a block of constants once it has
@@ -1673,11 +1697,12 @@ impl<'a> Sm<'a> {
     /// apart (a new block every fourth load), and 38 when they hit. Later
     /// loads of a line wait for it to arrive.
     #[inline(never)]
-    fn constant_cost(
+    fn constant_cache_cost(
         &mut self,
         shared: &Shared<'_, 'a>,
         warp_ref: WarpRef,
         pipe: Pipe,
+        cache: ConstantCache,
         cost: PipeCost,
         cycle: u64,
     ) -> (u32, StallReason) {
@@ -1685,12 +1710,14 @@ impl<'a> Sm<'a> {
             .as_ref()
             .expect("resident");
         let line = constant_cache_line(block.runner.state.constant_address);
-        let arrival = match self.constant_lines.get(&line) {
+        // The two first-level caches hold their lines apart.
+        let first_level_line = line << 1 | u64::from(cache == ConstantCache::Indexed);
+        let arrival = match self.constant_lines.get(&first_level_line) {
             Some(&arrival) => arrival,
             None => {
                 let config = &shared.costs.config;
                 let from_second_level = cycle + u64::from(config.constant_miss_latency);
-                let arrival = if pipe == Pipe::Memory(MemoryPipe::Param) {
+                let arrival = if matches!(pipe, Pipe::Memory(MemoryPipe::Param(_))) {
                     from_second_level
                 } else {
                     // The line that misses the block comes with it; the
@@ -1709,7 +1736,7 @@ impl<'a> Sm<'a> {
                         }
                     }
                 };
-                self.constant_lines.insert(line, arrival);
+                self.constant_lines.insert(first_level_line, arrival);
                 arrival
             }
         };
