@@ -29,14 +29,20 @@
 //! of the loop, as ptxas hoists it); and in that block, after the last
 //! instruction at or before the first use that orders memory or time (the
 //! instructions [`crate::schedule`] lets no load pass), or, where the block
-//! holds no use, at its end before its branch.
+//! holds no use, after its last barrier or fence (or at its start), as
+//! ptxas hoists a loop's invariant to the top of the block before the loop.
+//!
+//! A read of the launch's shape (`%ntid`, `%nctaid`) is a read of constant
+//! bank 0 too (`ULDC c[0x0][0x0]`, or `LDC` of it): it rises to the top of
+//! its block, or to just after the last instruction before it that orders
+//! memory or time or touches its register, as ptxas issues it early.
 
 use crate::cfg::{Cfg, Successor};
-use crate::instr::{AddressBase, Instr, MemoryOrder, Op};
+use crate::instr::{AddressBase, Instr, MemoryOrder, Op, Operand, UnaryOp};
 use crate::kernel::Kernel;
 use crate::merge::read_registers;
 use crate::schedule::orders_memory;
-use crate::types::StateSpace;
+use crate::types::{SpecialReg, StateSpace};
 
 /// Where a moved load goes: before or after instruction `index` of the
 /// kernel as it was.
@@ -61,8 +67,25 @@ pub fn is_movable_parameter_load(instr: &Instr) -> bool {
         )
 }
 
-/// Moves the parameter loads of `kernel` (see the module documentation);
-/// returns how many moved.
+/// Whether `instr` reads the block's or grid's shape (`%ntid`, `%nctaid`),
+/// which ptxas reads from constant bank 0 as it reads parameters, early in
+/// its block (`ULDC c[0x0][0x0]`).
+fn is_launch_shape_read(instr: &Instr) -> bool {
+    instr.guard.is_none()
+        && matches!(
+            instr.op,
+            Op::Unary {
+                op: UnaryOp::Mov,
+                a: Operand::Special(SpecialReg::Ntid(_) | SpecialReg::Nctaid(_)),
+                ..
+            }
+        )
+}
+
+/// Moves the parameter loads of `kernel` (see the module documentation),
+/// and raises each read of the launch's shape to the top of its block or
+/// the last instruction before it that orders memory or time; returns how
+/// many moved.
 pub fn place_parameter_loads(kernel: &mut Kernel) -> usize {
     let cfg = Cfg::build(kernel);
     if cfg.blocks.is_empty() {
@@ -89,6 +112,20 @@ pub fn place_parameter_loads(kernel: &mut Kernel) -> usize {
     }
     let mut moves: Vec<(Place, usize)> = Vec::new();
     for (index, instr) in kernel.instrs.iter().enumerate() {
+        if is_launch_shape_read(instr) {
+            let start = cfg.blocks[cfg.block_of[index]].start.index();
+            let place = (start..index)
+                .rev()
+                .find(|&at| {
+                    orders_memory(&kernel.instrs[at])
+                        || writes_or_reads_shape_target(kernel, at, instr)
+                })
+                .map_or(Place::Before(start), Place::After);
+            if !stays(place, index) {
+                moves.push((place, index));
+            }
+            continue;
+        }
         if !is_movable_parameter_load(instr) {
             continue;
         }
@@ -135,20 +172,22 @@ pub fn place_parameter_loads(kernel: &mut Kernel) -> usize {
                 .rev()
                 .find(|&at| orders_memory(&kernel.instrs[at]))
                 .map_or(Place::Before(from), Place::After),
-            None => {
-                let last = end - 1;
-                if matches!(kernel.instrs[last].op, Op::Branch { .. } | Op::Exit) {
-                    Place::Before(last)
-                } else {
-                    Place::After(last)
-                }
-            }
+            // A block that dominates the uses without holding one (a
+            // loop's preheader, or where branches part): early, after its
+            // last barrier or fence, as ptxas hoists an invariant
+            // (storeSpinBarrier's spin count comes before its first clock
+            // read).
+            None => (start..end)
+                .rev()
+                .find(|&at| {
+                    matches!(
+                        kernel.instrs[at].op,
+                        Op::Barrier { .. } | Op::Fence { .. } | Op::WarpSync { .. }
+                    )
+                })
+                .map_or(Place::Before(start), Place::After),
         };
-        let stays = match place {
-            Place::Before(at) => at == index + 1 || at == index,
-            Place::After(at) => at == index || at + 1 == index,
-        };
-        if !stays {
+        if !stays(place, index) {
             moves.push((place, index));
         }
     }
@@ -191,6 +230,23 @@ pub fn place_parameter_loads(kernel: &mut Kernel) -> usize {
         }
     });
     moved
+}
+
+/// Whether a load at `index` that goes to `place` stays where it is.
+fn stays(place: Place, index: usize) -> bool {
+    match place {
+        Place::Before(at) => at == index + 1 || at == index,
+        Place::After(at) => at == index || at + 1 == index,
+    }
+}
+
+/// Whether instruction `at` of `kernel` touches the register that `read`
+/// (a move) writes, so that the move may not rise above it.
+fn writes_or_reads_shape_target(kernel: &Kernel, at: usize, read: &Instr) -> bool {
+    let other = &kernel.instrs[at];
+    read.op.destinations().iter().any(|register| {
+        other.op.destinations().contains(register) || read_registers(other).contains(register)
+    })
 }
 
 /// Each block's depth in the dominator tree (the entry's, and an

@@ -112,12 +112,14 @@ DONE:
 }
 
 #[test]
-fn a_loop_invariant_stays_out_of_the_loop() {
-    // storeSpinExit's spin count: compared with in the loop, loaded before
-    // it, after the store that comes before the loop.
+fn a_loop_invariant_stays_out_of_the_loop_early_in_the_block_before_it() {
+    // storeSpinBarrier's spin count: compared with in the loop, loaded
+    // before it, after the barrier and before the store that come before
+    // the loop (ptxas's ULDC comes before the first clock read).
     let (moved, lines) = placed(
         "    ld.param.u32 %n, [N];
     ld.param.u64 %p, [P];
+    bar.sync 0;
     cvta.to.global.u64 %a1, %p;
     st.global.u32 [%a1], 1;
     mov.u32 %r1, 0;
@@ -127,15 +129,16 @@ LOOP:
 @%q0 bra LOOP;
     exit;",
     );
-    assert_eq!(moved, 1);
+    assert_eq!(moved, 2);
     assert_eq!(
         lines,
         [
+            "bar.sync 0",
+            "ld.param.u32 %n, [N]",
             "ld.param.u64 %p, [P]",
             "cvta.to.global.u64 %a1, %p",
             "st.global.u32 [%a1], 1",
             "mov.u32 %r1, 0",
-            "ld.param.u32 %n, [N]",
             "LOOP:",
             "add.u32 %r1, %r1, 1",
             "setp.lt.u32 %q0, %r1, %n",
@@ -167,8 +170,8 @@ DONE:
         [
             "mov.u32 %t, %tid.x",
             "bar.sync 0",
-            "setp.ne.u32 %q0, %t, 0",
             "ld.param.u32 %n, [N]",
+            "setp.ne.u32 %q0, %t, 0",
             "@%q0 bra OTHER",
             "add.u32 %r1, %n, 1",
             "bra DONE",
@@ -200,4 +203,41 @@ fn loads_that_something_could_tell_apart_stay() {
     assert_eq!(moved, 0);
     assert_eq!(lines[0], "ld.param.u32 %n, [N]");
     assert_eq!(lines[3], "@%q0 ld.param.u32 %r2, [N]");
+}
+
+#[test]
+fn a_read_of_the_launch_shape_rises_to_the_last_barrier() {
+    // ptxas reads %ntid from constant bank 0 early (ULDC c[0x0][0x0]), so
+    // that its miss overlaps the parameters'; it does not rise above the
+    // barrier, nor above an instruction that touches its register.
+    let (moved, lines) = placed(
+        "    mov.u32 %t, %tid.x;
+    bar.sync 0;
+    add.u32 %r1, %t, 1;
+    mov.u32 %r2, %ntid.x;
+    mad.lo.u32 %r3, %r2, %r1, %t;
+    mov.u32 %r4, %r3;
+    add.u32 %r5, %r4, 1;
+    mov.u32 %r4, %nctaid.x;
+    st.shared.u32 [s], %r4;
+    st.shared.u32 [s+4], %r5;
+    exit;",
+    );
+    assert_eq!(moved, 1);
+    assert_eq!(
+        lines,
+        [
+            "mov.u32 %t, %tid.x",
+            "bar.sync 0",
+            "mov.u32 %r2, %ntid.x",
+            "add.u32 %r1, %t, 1",
+            "mad.lo.u32 %r3, %r2, %r1, %t",
+            "mov.u32 %r4, %r3",
+            "add.u32 %r5, %r4, 1",
+            "mov.u32 %r4, %nctaid.x",
+            "st.shared.u32 [s], %r4",
+            "st.shared.u32 [s+4], %r5",
+            "exit",
+        ]
+    );
 }

@@ -27,10 +27,11 @@
 //! saturating add, or a predicate `x or not x` that does not depend on `x`
 //! is not a read.
 
-use warpsim_ir::{BarrierReduction, StateSpace, VoteMode};
+use warpsim_ir::{BarrierReduction, SpecialReg, StateSpace, VoteMode};
 
 use crate::program::{
     FloatBinary, FloatType, FloatUnary, IntBinary, IntUnary, Kind, NumberType, SatOp, ValueReg,
+    WarpInit,
 };
 use crate::program::{Instruction, Program};
 
@@ -120,6 +121,11 @@ pub(crate) enum MemoryPipe {
     Local,
     Param(ConstantCache),
     Const(ConstantCache),
+    /// A read of `%ntid` or `%nctaid`: ptxas reads the block's and grid's
+    /// shape from constant bank 0 (`ULDC c[0x0][0x0]`, or `LDC` of it),
+    /// in the line below the parameters
+    /// (`programs/timing/hardware/h200-constant-reads.txt`).
+    LaunchShape,
     /// A generic address, resolved to a space per lane at run time.
     Generic,
 }
@@ -186,11 +192,31 @@ pub(crate) struct InstructionTiming {
 /// The operands are those of [`Program::scoreboard_code`], a register per
 /// PTX register, so registers that share storage do not wait on each other.
 pub(crate) fn instruction_timings(program: &Program) -> Vec<InstructionTiming> {
+    let shape_registers: Vec<ValueReg> = program
+        .warp_inits
+        .iter()
+        .filter(|(_, init)| {
+            matches!(
+                init,
+                WarpInit::Special(SpecialReg::Ntid(_) | SpecialReg::Nctaid(_))
+            )
+        })
+        .map(|&(register, _)| register)
+        .collect();
     program
         .scoreboard_code
         .iter()
-        .map(|instruction| InstructionTiming {
-            pipe: pipe(&instruction.kind),
+        .zip(&program.code)
+        .map(|(instruction, executed)| InstructionTiming {
+            pipe: match executed.kind {
+                // A move of the launch's shape reads the constant bank.
+                Kind::IntUnary {
+                    op: IntUnary::Mov,
+                    a,
+                    ..
+                } if shape_registers.contains(&a) => Pipe::Memory(MemoryPipe::LaunchShape),
+                ref kind => pipe(kind),
+            },
             operands: operands(instruction, program.scoreboard_value_regs),
         })
         .collect()
@@ -1010,6 +1036,34 @@ mod tests {
         assert_eq!(timing.pipe, Pipe::Memory(MemoryPipe::Shared));
         assert_eq!(timing.operands.reads(), [9, 6]);
         assert_eq!(timing.operands.writes(), [0]);
+    }
+
+    #[test]
+    fn constants_go_through_the_cache_ptxas_reads_them_with() {
+        // A pointer is an `LDC.64`, a 32-bit parameter a `ULDC` or an
+        // operand, a constant at a register's address an `LDC`, and the
+        // block's shape a read of constant bank 0 (h200-constant-reads.txt).
+        let (_, timing) = first_of("ld.param.u64 %o, [OUT];");
+        assert_eq!(
+            timing.pipe,
+            Pipe::Memory(MemoryPipe::Param(ConstantCache::Indexed))
+        );
+        let (_, timing) = first_of("ld.param.u32 %w, [OUT];");
+        assert_eq!(
+            timing.pipe,
+            Pipe::Memory(MemoryPipe::Param(ConstantCache::Operand))
+        );
+        let (_, timing) = first_of("ld.const.u32 %w, [%o];");
+        assert_eq!(
+            timing.pipe,
+            Pipe::Memory(MemoryPipe::Const(ConstantCache::Indexed))
+        );
+        let (_, timing) = first_of("mov.u32 %w, %ntid.x;");
+        assert_eq!(timing.pipe, Pipe::Memory(MemoryPipe::LaunchShape));
+        let (_, timing) = first_of("mov.u32 %w, %nctaid.y;");
+        assert_eq!(timing.pipe, Pipe::Memory(MemoryPipe::LaunchShape));
+        let (_, timing) = first_of("mov.u32 %w, %ctaid.x;");
+        assert_eq!(timing.pipe, Pipe::Integer);
     }
 
     #[test]

@@ -61,7 +61,9 @@
 //!   for it from a second level of 256-byte blocks, which holds the
 //!   parameters from the start and fetches constants from the L2
 //!   (`h200-tails.txt`). The parameter loads themselves are where ptxas
-//!   reads the parameters (`warpsim_ir::parameter_placement`).
+//!   reads the parameters (`warpsim_ir::parameter_placement`), and a move
+//!   of `%ntid` or `%nctaid` reads bank 0's first line as an operand
+//!   (`MemoryPipe::LaunchShape`).
 //! - A global atomic costs what an L2 access costs, `atomic_latency` in
 //!   place of the hit's (a miss fetches the sector from DRAM first), after
 //!   the SM's earlier atomics have had their share of the L2's
@@ -101,8 +103,8 @@
 //! third more (`h200-pipes.txt`, `ffma_lop3`), which constant cache a
 //! 32-bit parameter goes through is decided by its width alone (ptxas
 //! reads about half of them with `LDC`, as an operand that must be a
-//! register needs), `%ntid` and `%nctaid` cost nothing to read (ptxas
-//! reads them from constant bank 0 too), and a store after a barrier or
+//! register needs; `%ntid` and `%nctaid`, likewise, always through the
+//! operand one), and a store after a barrier or
 //! fence that followed other memory instructions costs what it costs
 //! without them (on an H200, 160-260 cycles more in the kernels
 //! whose parameter reads do not explain it, for a reason `h200-tails.txt`
@@ -506,7 +508,9 @@ impl Costs {
                 MemoryPipe::Param(ConstantCache::Indexed)
                 | MemoryPipe::Const(ConstantCache::Indexed),
             ) => self.constant_load,
-            Pipe::Memory(MemoryPipe::Param(_) | MemoryPipe::Const(_)) => self.parameter,
+            Pipe::Memory(MemoryPipe::Param(_) | MemoryPipe::Const(_) | MemoryPipe::LaunchShape) => {
+                self.parameter
+            }
             Pipe::Control | Pipe::Barrier | Pipe::Fence | Pipe::Memory(_) => self.control,
         }
     }
@@ -1246,7 +1250,9 @@ impl<'a> Sm<'a> {
         let cost = record.cost;
         let sub = &mut sub_partitions[timing.sub_partition as usize];
         let (free, throttle) = match pipe {
-            Pipe::Memory(MemoryPipe::Param(_) | MemoryPipe::Const(_)) => (cycle, StallReason::Wait),
+            Pipe::Memory(MemoryPipe::Param(_) | MemoryPipe::Const(_) | MemoryPipe::LaunchShape) => {
+                (cycle, StallReason::Wait)
+            }
             Pipe::Memory(MemoryPipe::Shared | MemoryPipe::Generic) | Pipe::WarpShuffle => (
                 sub.port_free[PORT_MIO].max(data_path_free.saturating_sub(MEMORY_QUEUE_CYCLES)),
                 StallReason::MioThrottle,
@@ -1459,6 +1465,14 @@ impl<'a> Sm<'a> {
             Pipe::Memory(MemoryPipe::Param(cache) | MemoryPipe::Const(cache)) => {
                 self.constant_cache_cost(shared, warp_ref, pipe, cache, cost, cycle)
             }
+            Pipe::Memory(MemoryPipe::LaunchShape) => self.constant_cache_cost(
+                shared,
+                warp_ref,
+                pipe,
+                ConstantCache::Operand,
+                cost,
+                cycle,
+            ),
             Pipe::Memory(_) => self.memory_cost(shared, stats, warp_ref, pc, cycle),
             Pipe::WarpShuffle => {
                 let sub_partition = self.warp(warp_ref).sub_partition as usize;
@@ -1709,7 +1723,12 @@ impl<'a> Sm<'a> {
         let block = self.slots[warp_ref.slot as usize]
             .as_ref()
             .expect("resident");
-        let line = constant_cache_line(block.runner.state.constant_address);
+        let line = if pipe == Pipe::Memory(MemoryPipe::LaunchShape) {
+            // The block's and grid's shape, at the start of constant bank 0.
+            0
+        } else {
+            constant_cache_line(block.runner.state.constant_address)
+        };
         // The two first-level caches hold their lines apart.
         let first_level_line = line << 1 | u64::from(cache == ConstantCache::Indexed);
         let arrival = match self.constant_lines.get(&first_level_line) {
@@ -1717,7 +1736,10 @@ impl<'a> Sm<'a> {
             None => {
                 let config = &shared.costs.config;
                 let from_second_level = cycle + u64::from(config.constant_miss_latency);
-                let arrival = if matches!(pipe, Pipe::Memory(MemoryPipe::Param(_))) {
+                let arrival = if matches!(
+                    pipe,
+                    Pipe::Memory(MemoryPipe::Param(_) | MemoryPipe::LaunchShape)
+                ) {
                     from_second_level
                 } else {
                     // The line that misses the block comes with it; the
