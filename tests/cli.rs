@@ -695,9 +695,9 @@ const SET_ROW_READ_COL_INSTRUCTIONS: &[(
     u64,
     u64,
 )] = &[
-    ("mov.u32 %tile, tile", 26, None, None, 32, 1024, 0, 0, 0, 0),
-    ("mov.u32 %tx, %tid.x", 27, None, None, 32, 1024, 0, 0, 0, 0),
-    ("mov.u32 %ty, %tid.y", 28, None, None, 32, 1024, 0, 0, 0, 0),
+    // The read of the block's shape comes first: warpsim issues it early,
+    // as ptxas issues the constant-bank read it is
+    // (docs/timing.md, "Parameters where ptxas reads them").
     (
         "mov.u32 %ntx, %ntid.x",
         29,
@@ -710,6 +710,9 @@ const SET_ROW_READ_COL_INSTRUCTIONS: &[(
         0,
         0,
     ),
+    ("mov.u32 %tile, tile", 26, None, None, 32, 1024, 0, 0, 0, 0),
+    ("mov.u32 %tx, %tid.x", 27, None, None, 32, 1024, 0, 0, 0, 0),
+    ("mov.u32 %ty, %tid.y", 28, None, None, 32, 1024, 0, 0, 0, 0),
     (
         "mad.lo.u32 %idx, %ty, %ntx, %tx",
         31,

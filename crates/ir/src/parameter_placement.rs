@@ -143,6 +143,14 @@ pub fn place_parameter_loads(kernel: &mut Kernel) -> usize {
             continue;
         }
         let home = cfg.block_of[index];
+        // A use above the load in its own block reads the register before
+        // the load wrote it (around a loop): nothing may tell, so it stays.
+        if uses
+            .iter()
+            .any(|&at| at < index && cfg.block_of[at] == home)
+        {
+            continue;
+        }
         let mut block = cfg.block_of[uses[0]];
         for &use_at in &uses[1..] {
             match common_dominator(&dominators, &depth, block, cfg.block_of[use_at]) {

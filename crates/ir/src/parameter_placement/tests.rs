@@ -203,6 +203,19 @@ fn loads_that_something_could_tell_apart_stay() {
     assert_eq!(moved, 0);
     assert_eq!(lines[0], "ld.param.u32 %n, [N]");
     assert_eq!(lines[3], "@%q0 ld.param.u32 %r2, [N]");
+    // A load whose register a loop reads above it, before the load's
+    // first run wrote it.
+    let (moved, _) = placed(
+        "    mov.u32 %r1, 0;
+LOOP:
+    add.u32 %r1, %r1, %n;
+    bar.sync 0;
+    ld.param.u32 %n, [N];
+    setp.lt.u32 %q0, %r1, 100;
+@%q0 bra LOOP;
+    exit;",
+    );
+    assert_eq!(moved, 0);
 }
 
 #[test]
