@@ -1462,17 +1462,9 @@ impl<'a> Sm<'a> {
     ) {
         let (pipe, cost) = (record.pipe, record.cost);
         let (latency, reason) = match pipe {
-            Pipe::Memory(MemoryPipe::Param(cache) | MemoryPipe::Const(cache)) => {
-                self.constant_cache_cost(shared, warp_ref, pipe, cache, cost, cycle)
+            Pipe::Memory(MemoryPipe::Param(_) | MemoryPipe::Const(_) | MemoryPipe::LaunchShape) => {
+                self.constant_cache_cost(shared, warp_ref, pipe, cost, cycle)
             }
-            Pipe::Memory(MemoryPipe::LaunchShape) => self.constant_cache_cost(
-                shared,
-                warp_ref,
-                pipe,
-                ConstantCache::Operand,
-                cost,
-                cycle,
-            ),
             Pipe::Memory(_) => self.memory_cost(shared, stats, warp_ref, pc, cycle),
             Pipe::WarpShuffle => {
                 let sub_partition = self.warp(warp_ref).sub_partition as usize;
@@ -1698,8 +1690,8 @@ impl<'a> Sm<'a> {
     }
 
     /// What a load from the parameters or the constants issued at `cycle`
-    /// costs: the pipe's latency once its 64-byte line is in `cache`, the
-    /// SM's first-level constant cache it reads (each holds its own lines).
+    /// costs: the pipe's latency once its 64-byte line is in the SM's
+    /// first-level constant cache the pipe names (each holds its own lines).
     /// The first load of a line in a launch on either waits
     /// `constant_miss_latency` cycles for it from the second-level constant
     /// cache, which holds 256-byte blocks: a kernel's parameters from the
@@ -1716,18 +1708,19 @@ impl<'a> Sm<'a> {
         shared: &Shared<'_, 'a>,
         warp_ref: WarpRef,
         pipe: Pipe,
-        cache: ConstantCache,
         cost: PipeCost,
         cycle: u64,
     ) -> (u32, StallReason) {
         let block = self.slots[warp_ref.slot as usize]
             .as_ref()
             .expect("resident");
-        let line = if pipe == Pipe::Memory(MemoryPipe::LaunchShape) {
+        let (cache, line) = match pipe {
+            Pipe::Memory(MemoryPipe::Param(cache) | MemoryPipe::Const(cache)) => (
+                cache,
+                constant_cache_line(block.runner.state.constant_address),
+            ),
             // The block's and grid's shape, at the start of constant bank 0.
-            0
-        } else {
-            constant_cache_line(block.runner.state.constant_address)
+            _ => (ConstantCache::Operand, 0),
         };
         // The two first-level caches hold their lines apart.
         let first_level_line = line << 1 | u64::from(cache == ConstantCache::Indexed);
