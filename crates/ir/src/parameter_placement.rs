@@ -84,8 +84,8 @@ fn is_launch_shape_read(instr: &Instr) -> bool {
 
 /// Moves the parameter loads of `kernel` (see the module documentation),
 /// and raises each read of the launch's shape to the top of its block or
-/// the last instruction before it that orders memory or time; returns how
-/// many moved.
+/// to just after the last instruction before it that orders memory or
+/// time or touches its register; returns how many instructions moved.
 pub fn place_parameter_loads(kernel: &mut Kernel) -> usize {
     let cfg = Cfg::build(kernel);
     if cfg.blocks.is_empty() {
@@ -237,6 +237,10 @@ pub fn place_parameter_loads(kernel: &mut Kernel) -> usize {
             pending.next();
         }
     });
+    debug_assert!(
+        taken.iter().all(Option::is_none),
+        "every moved instruction placed"
+    );
     moved
 }
 

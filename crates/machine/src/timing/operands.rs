@@ -203,6 +203,8 @@ pub(crate) fn instruction_timings(program: &Program) -> Vec<InstructionTiming> {
         })
         .map(|&(register, _)| register)
         .collect();
+    // The two lowerings hold the same instructions, one for one.
+    assert_eq!(program.scoreboard_code.len(), program.code.len());
     program
         .scoreboard_code
         .iter()
